@@ -1,0 +1,17 @@
+//! saki-llm-client: speaks four provider wire protocols and turns every one of them
+//! into the same flat [`Event`] stream. See the crate README for the invariants.
+
+pub mod decode;
+pub mod error;
+pub mod event;
+pub mod protocol;
+pub mod request;
+pub mod transport;
+
+pub use decode::decode_sse_chunks;
+pub use error::ClientError;
+pub use event::*;
+pub use protocol::{generate_call_id, Decoder, WireApi};
+pub use request::{ContentPart, Message, Request, Role, ThinkingConfig, ToolDefinition};
+pub use tokio_util::sync::CancellationToken;
+pub use transport::{Client, ClientConfig, EventStream, RetryPolicy, Timeouts};

@@ -1,0 +1,374 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`), also the
+//! dialect of llama.cpp, llama-cpp-python, Ollama, vLLM and most local servers.
+//!
+//! Tool-call fragments arrive keyed by `index`; servers differ in what they repeat
+//! (llama-cpp-python repeats id and name in every fragment and also sends the legacy
+//! `function_call`). Calls are therefore accumulated and emitted as blocks when the
+//! choice finishes, which makes interleaved fragments harmless.
+
+use super::core::{generate_call_id, DecoderCore};
+use super::{delegate_to_core, skip_malformed, Decoder};
+use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
+use crate::request::{ContentPart, Message, Request, Role};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+
+pub(crate) fn encode(request: &Request) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &request.messages {
+        encode_message(message, &mut messages);
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.input_schema,
+                }})
+            })
+            .collect();
+    }
+    if let Some(max) = request.max_output_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
+    if request.thinking.is_some() {
+        body["reasoning_effort"] = json!("medium");
+    }
+    body
+}
+
+fn encode_message(message: &Message, out: &mut Vec<Value>) {
+    let mut text = Vec::new();
+    let mut tool_calls = Vec::new();
+    for part in &message.content {
+        match part {
+            ContentPart::Text { text: t } => text.push(t.as_str()),
+            ContentPart::Thinking { .. } => {}
+            ContentPart::ToolUse {
+                id,
+                name,
+                arguments,
+                ..
+            } => tool_calls.push(json!({
+                "id": id, "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            })),
+            // Tool results must directly follow the assistant message that asked for them.
+            ContentPart::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+        }
+    }
+    let content = text.join("\n\n");
+    match message.role {
+        Role::User if !content.is_empty() => out.push(json!({"role": "user", "content": content})),
+        Role::User => {}
+        Role::Assistant => {
+            let mut m = json!({"role": "assistant", "content": content});
+            if !tool_calls.is_empty() {
+                if content.is_empty() {
+                    m["content"] = Value::Null;
+                }
+                m["tool_calls"] = Value::Array(tool_calls);
+            }
+            out.push(m);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<ChatUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    index: u32,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+    #[serde(default, borrow)]
+    function_call: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ChatUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Default)]
+struct PendingCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+pub(crate) struct ChatDecoder {
+    core: DecoderCore,
+    calls: Vec<PendingCall>,
+    uses_tool_calls_field: bool,
+    finish_reason: Option<Option<StopReason>>,
+}
+
+impl ChatDecoder {
+    fn call_at(&mut self, index: usize) -> &mut PendingCall {
+        if self.calls.len() <= index {
+            self.calls.resize_with(index + 1, PendingCall::default);
+        }
+        &mut self.calls[index]
+    }
+
+    fn merge_fragment(&mut self, index: usize, id: Option<&str>, f: Option<&FunctionDelta<'_>>) {
+        let call = self.call_at(index);
+        if let Some(id) = id.filter(|s| !s.is_empty()) {
+            if call.id.is_empty() {
+                call.id = id.to_owned();
+            }
+        }
+        let Some(f) = f else { return };
+        if let Some(name) = f.name.as_deref().filter(|s| !s.is_empty()) {
+            // Servers that repeat the name in every fragment send it whole each time.
+            if call.name.is_empty() {
+                call.name = name.to_owned();
+            } else if call.name != name {
+                tracing::debug!(first = %call.name, later = %name, "tool call renamed mid-stream; keeping the first name");
+            }
+        }
+        if let Some(args) = f.arguments.as_deref() {
+            call.arguments.push_str(args);
+        }
+    }
+
+    /// Emits accumulated tool calls as blocks. `only_complete` keeps calls whose
+    /// arguments are not valid JSON out (the stream was cut while they streamed).
+    fn flush_calls(&mut self, out: &mut Vec<Event>, only_complete: bool) {
+        for call in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() && call.arguments.is_empty() {
+                continue;
+            }
+            let complete = call.arguments.trim().is_empty()
+                || serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_ok();
+            if only_complete && !complete {
+                tracing::warn!(name = %call.name, "dropping tool call cut off mid-arguments");
+                continue;
+            }
+            let id = if call.id.is_empty() {
+                generate_call_id()
+            } else {
+                call.id
+            };
+            self.core.open(
+                out,
+                BlockMetadata::ToolUse {
+                    id,
+                    name: call.name,
+                },
+            );
+            if !call.arguments.is_empty() {
+                self.core
+                    .delta(out, DeltaContent::InputJson(call.arguments));
+            }
+            self.core.close(out, None);
+        }
+    }
+
+    fn on_chunk(&mut self, chunk: Chunk<'_>, out: &mut Vec<Event>) {
+        self.core.ensure_started(out);
+        if let Some(error) = chunk.error {
+            let (code, message) = error_parts(&error);
+            self.core.fail(out, code, message);
+            return;
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(delta) = choice.delta {
+                self.on_delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                let stop = map_finish_reason(&reason);
+                self.core.close(out, stop);
+                self.flush_calls(out, false);
+                self.finish_reason = Some(stop);
+            }
+        }
+        if let Some(u) = chunk.usage {
+            self.core.usage(
+                out,
+                UsageEvent {
+                    input_tokens: u.prompt_tokens,
+                    output_tokens: u.completion_tokens,
+                    total_tokens: u.total_tokens,
+                    cache_read_input_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens),
+                    cache_creation_input_tokens: None,
+                },
+            );
+        }
+    }
+
+    fn on_delta(&mut self, delta: Delta<'_>, out: &mut Vec<Event>) {
+        let thinking = delta.reasoning_content.or(delta.reasoning);
+        if let Some(t) = thinking.filter(|t| !t.is_empty()) {
+            self.core.delta(out, DeltaContent::Thinking(t.into_owned()));
+        }
+        if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
+            self.core.delta(out, DeltaContent::Text(t.into_owned()));
+        }
+        if let Some(calls) = delta.tool_calls {
+            self.uses_tool_calls_field = true;
+            for (position, call) in calls.iter().enumerate() {
+                let index = call.index.unwrap_or(position);
+                self.merge_fragment(index, call.id.as_deref(), call.function.as_ref());
+            }
+        } else if let Some(f) = delta.function_call {
+            // The legacy field counts only from servers that never send `tool_calls`.
+            if !self.uses_tool_calls_field {
+                self.merge_fragment(0, None, Some(&f));
+            }
+        }
+    }
+}
+
+impl Decoder for ChatDecoder {
+    fn on_sse(&mut self, event_type: &str, data: &str, out: &mut Vec<Event>) {
+        if self.core.is_finished() {
+            return;
+        }
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.finish(out, true);
+            return;
+        }
+        if data.is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Chunk<'_>>(data) {
+            Ok(chunk) => self.on_chunk(chunk, out),
+            Err(err) if event_type == "error" => {
+                skip_malformed("chat", data, &err);
+                self.core.fail(out, None, data.to_owned());
+            }
+            Err(err) => skip_malformed("chat", data, &err),
+        }
+    }
+
+    fn end_of_stream(&mut self, out: &mut Vec<Event>) {
+        self.finish(out, false);
+    }
+
+    delegate_to_core!();
+}
+
+impl ChatDecoder {
+    fn finish(&mut self, out: &mut Vec<Event>, saw_done: bool) {
+        if self.core.is_finished() {
+            return;
+        }
+        match self.finish_reason {
+            Some(stop) => self.core.complete(out, stop),
+            None => {
+                // No finish_reason: keep text; keep calls only if their JSON is whole.
+                if self.core.open_block_type() != Some(crate::event::BlockType::ToolUse) {
+                    self.core.close(out, None);
+                }
+                self.flush_calls(out, !saw_done);
+                self.core.end_of_stream(out);
+            }
+        }
+    }
+}
+
+fn map_finish_reason(reason: &str) -> Option<StopReason> {
+    match reason {
+        "stop" | "eos" => Some(StopReason::EndTurn),
+        "length" => Some(StopReason::MaxTokens),
+        "tool_calls" | "function_call" => Some(StopReason::ToolUse),
+        "content_filter" => Some(StopReason::ContentFilter),
+        other => {
+            tracing::debug!(reason = other, "unknown finish_reason");
+            Some(StopReason::EndTurn)
+        }
+    }
+}
+
+/// Extracts code and message from an `{"error": ...}` payload of any common shape.
+pub(crate) fn error_parts(error: &Value) -> (Option<String>, String) {
+    let code = error
+        .get("code")
+        .or_else(|| error.get("type"))
+        .or_else(|| error.get("status"))
+        .and_then(|c| match c {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+    let message = match error.get("message").and_then(Value::as_str) {
+        Some(m) => m.to_owned(),
+        None => match error {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+    };
+    (code, message)
+}

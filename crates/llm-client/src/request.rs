@@ -1,0 +1,114 @@
+//! One request model for every wire protocol. Encoders in `protocol/` turn it into
+//! each provider's documented request body.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub model: String,
+    /// The system prompt (instructions). Sent in each provider's dedicated slot.
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    /// Tool definitions, sent in the order given (callers sort them for prefix stability).
+    pub tools: Vec<ToolDefinition>,
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// `None`: thinking off (the provider's default is left alone). `Some`: ask for it.
+    pub thinking: Option<ThinkingConfig>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkingConfig {
+    /// Token budget for providers that take one (Anthropic, Gemini).
+    pub budget_tokens: u32,
+}
+
+impl Default for ThinkingConfig {
+    fn default() -> Self {
+        Self {
+            budget_tokens: 4096,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentPart>,
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![ContentPart::Text { text: text.into() }],
+        }
+    }
+
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: vec![ContentPart::Text { text: text.into() }],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+        /// Provider signature that must accompany the thinking when sent back.
+        signature: Option<String>,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        /// The arguments exactly as the model produced them (may be invalid JSON).
+        arguments: String,
+        /// Gemini thought signature attached to the call.
+        signature: Option<String>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}
+
+/// Parses tool arguments for providers that want an object; invalid or non-object
+/// arguments become an empty object (the tool result already tells the model why).
+pub(crate) fn arguments_as_object(arguments: &str) -> serde_json::Value {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(value @ serde_json::Value::Object(_)) => value,
+        _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// Finds the tool name for a tool result by its call id (Gemini needs the name).
+pub(crate) fn tool_name_for<'a>(messages: &'a [Message], tool_use_id: &str) -> Option<&'a str> {
+    messages.iter().rev().find_map(|m| {
+        m.content.iter().find_map(|p| match p {
+            ContentPart::ToolUse { id, name, .. } if id == tool_use_id => Some(name.as_str()),
+            _ => None,
+        })
+    })
+}

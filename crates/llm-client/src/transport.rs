@@ -1,0 +1,385 @@
+//! HTTP transport: sends the encoded request, retries failures that happen before the
+//! first event, then pumps SSE through the protocol decoder into an [`EventStream`].
+
+use crate::error::ClientError;
+use crate::event::Event;
+use crate::protocol::{Decoder, WireApi};
+use crate::request::Request;
+use eventsource_stream::Eventsource;
+use futures::{Stream, StreamExt};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP + TLS connection setup.
+    pub connect: Duration,
+    /// From sending the request to the first SSE event (local models may read a long
+    /// prompt before they answer).
+    pub first_event: Duration,
+    /// Longest silence between two events once streaming.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(15),
+            first_event: Duration::from_secs(300),
+            idle: Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Further attempts after the first one.
+    pub max_retries: u32,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// A `Retry-After` longer than this is not waited for; the error is returned.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Delay before retry number `attempt` (0-based), or `None` to give up.
+    /// Exponential backoff with jitter in [50%, 100%]; a server's `Retry-After` wins.
+    pub fn delay(&self, attempt: u32, error: &ClientError) -> Option<Duration> {
+        if attempt >= self.max_retries || !error.is_retryable() {
+            return None;
+        }
+        if let ClientError::RateLimited {
+            retry_after: Some(after),
+            ..
+        } = error
+        {
+            return (*after <= self.max_retry_after).then_some(*after);
+        }
+        let exp = self
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(self.max_backoff);
+        Some(exp.mul_f64(0.5 + fastrand::f64() * 0.5))
+    }
+}
+
+/// Where and how to reach one provider.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub wire_api: WireApi,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub extra_headers: Vec<(String, String)>,
+    pub timeouts: Timeouts,
+    pub retry: RetryPolicy,
+}
+
+impl ClientConfig {
+    pub fn new(wire_api: WireApi, base_url: impl Into<String>) -> Self {
+        Self {
+            wire_api,
+            base_url: base_url.into(),
+            api_key: None,
+            extra_headers: Vec::new(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    config: ClientConfig,
+}
+
+type SseStream = Pin<
+    Box<
+        dyn Stream<
+                Item = Result<
+                    eventsource_stream::Event,
+                    eventsource_stream::EventStreamError<reqwest::Error>,
+                >,
+            > + Send,
+    >,
+>;
+
+struct Opened {
+    first: Option<eventsource_stream::Event>,
+    rest: SseStream,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.timeouts.connect)
+            .user_agent(concat!("saki/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Config(e.to_string()))?;
+        Ok(Self { http, config })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Sends `request` and returns its normalized event stream once the first event
+    /// arrived. Errors before that point are retried per the [`RetryPolicy`]; after it,
+    /// failures arrive in the stream as `Error` + `Status(Failed)`. Cancelling the token
+    /// aborts the open block, emits `Status(Cancelled)` and closes the connection.
+    pub async fn stream(
+        &self,
+        request: &Request,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ClientError> {
+        let wire = self.config.wire_api;
+        let url = wire.endpoint_url(&self.config.base_url, &request.model);
+        let body = serde_json::to_vec(&wire.encode(request))
+            .map_err(|e| ClientError::Config(format!("request could not be encoded: {e}")))?;
+        let mut attempt = 0;
+        let opened = loop {
+            let result = tokio::select! {
+                _ = cancel.cancelled() => return Err(ClientError::Cancelled),
+                r = self.open(&url, body.clone()) => r,
+            };
+            match result {
+                Ok(opened) => break opened,
+                Err(err) => {
+                    let Some(delay) = self.config.retry.delay(attempt, &err) else {
+                        return Err(err);
+                    };
+                    attempt += 1;
+                    tracing::warn!(error = %err, attempt, delay_ms = delay.as_millis() as u64, "retrying request");
+                    tokio::select! {
+                        _ = cancel.cancelled() => return Err(ClientError::Cancelled),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
+            }
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let idle = self.config.timeouts.idle;
+        tokio::spawn(pump(wire.decoder(), opened, idle, cancel, tx));
+        Ok(EventStream { rx })
+    }
+
+    async fn open(&self, url: &str, body: Vec<u8>) -> Result<Opened, ClientError> {
+        let wire = self.config.wire_api;
+        let mut builder = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body);
+        for (name, value) in wire.auth_headers(self.config.api_key.as_deref()) {
+            builder = builder.header(name, value);
+        }
+        for (name, value) in &self.config.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let first_event = self.config.timeouts.first_event;
+        let response = tokio::time::timeout(first_event, builder.send())
+            .await
+            .map_err(|_| {
+                ClientError::Timeout(format!(
+                    "no response from {url} within {}s",
+                    first_event.as_secs()
+                ))
+            })?
+            .map_err(|e| network_error(url, &e))?;
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let retry_after = retry_after(response.headers());
+            let text = response.text().await.unwrap_or_default();
+            return Err(ClientError::from_http(status, &text, url, retry_after));
+        }
+        let is_json = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/json"));
+        if is_json {
+            // Some servers answer a streaming request with a plain JSON error and status 200.
+            let text = response.text().await.unwrap_or_default();
+            return Err(match ClientError::from_http(500, &text, url, None) {
+                ClientError::Server { message, .. } => ClientError::Protocol(message),
+                other => other,
+            });
+        }
+        let mut rest: SseStream = Box::pin(response.bytes_stream().eventsource());
+        let first = tokio::time::timeout(first_event, rest.next())
+            .await
+            .map_err(|_| {
+                ClientError::Timeout(format!(
+                    "no event from {url} within {}s",
+                    first_event.as_secs()
+                ))
+            })?;
+        match first {
+            Some(Ok(event)) => Ok(Opened {
+                first: Some(event),
+                rest,
+            }),
+            Some(Err(e)) => Err(ClientError::Network {
+                url: url.to_owned(),
+                message: e.to_string(),
+            }),
+            None => Ok(Opened { first: None, rest }),
+        }
+    }
+}
+
+fn network_error(url: &str, e: &reqwest::Error) -> ClientError {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message = format!("{message}: {s}");
+        source = s.source();
+    }
+    if e.is_timeout() {
+        ClientError::Timeout(format!("{url}: {message}"))
+    } else {
+        ClientError::Network {
+            url: url.to_owned(),
+            message,
+        }
+    }
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP dates are ignored.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite())
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+}
+
+async fn pump(
+    mut decoder: Box<dyn Decoder>,
+    opened: Opened,
+    idle: Duration,
+    cancel: CancellationToken,
+    tx: mpsc::UnboundedSender<Event>,
+) {
+    let mut out = Vec::new();
+    let Opened { first, mut rest } = opened;
+    if let Some(event) = first {
+        decoder.on_sse(&event.event, &event.data, &mut out);
+    }
+    loop {
+        for event in out.drain(..) {
+            if tx.send(event).is_err() {
+                return; // receiver gone: dropping `rest` closes the connection
+            }
+        }
+        if decoder.is_finished() {
+            return;
+        }
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => decoder.cancel(&mut out),
+            next = tokio::time::timeout(idle, rest.next()) => match next {
+                Err(_) => decoder.fail(
+                    Some("idle_timeout".into()),
+                    format!("the provider sent nothing for {}s", idle.as_secs()),
+                    &mut out,
+                ),
+                Ok(None) => decoder.end_of_stream(&mut out),
+                Ok(Some(Ok(event))) => decoder.on_sse(&event.event, &event.data, &mut out),
+                Ok(Some(Err(e))) => decoder.fail(
+                    Some("stream_interrupted".into()),
+                    format!("the connection broke mid-stream: {e}"),
+                    &mut out,
+                ),
+            },
+        }
+    }
+}
+
+/// The normalized events of one response. Ends after the terminal status.
+pub struct EventStream {
+    rx: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Stream for EventStream {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_wins_and_long_waits_give_up() {
+        let policy = RetryPolicy::default();
+        let limited = |s| ClientError::RateLimited {
+            retry_after: Some(Duration::from_secs(s)),
+            message: String::new(),
+        };
+        assert_eq!(policy.delay(0, &limited(7)), Some(Duration::from_secs(7)));
+        assert_eq!(policy.delay(0, &limited(600)), None);
+        assert_eq!(policy.delay(4, &limited(1)), None);
+        assert_eq!(policy.delay(0, &ClientError::Cancelled), None);
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let policy = RetryPolicy::default();
+        let err = ClientError::Server {
+            status: 500,
+            message: String::new(),
+        };
+        for attempt in 0..4 {
+            let d = policy.delay(attempt, &err).unwrap();
+            let full = policy.initial_backoff * 2u32.pow(attempt);
+            assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d:?}");
+        }
+        let long = RetryPolicy {
+            max_retries: 40,
+            ..policy
+        };
+        assert!(long.delay(30, &err).unwrap() <= long.max_backoff);
+    }
+
+    #[test]
+    fn parses_retry_after_headers() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+}

