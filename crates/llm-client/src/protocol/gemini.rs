@@ -162,6 +162,10 @@ struct PromptFeedback {
 #[derive(Default)]
 pub(crate) struct GeminiDecoder {
     core: DecoderCore,
+    /// Output is candidates + thoughts; each is reported separately and cumulatively,
+    /// and a chunk may carry only one of them.
+    candidates_tokens: Option<u64>,
+    thoughts_tokens: Option<u64>,
 }
 
 impl GeminiDecoder {
@@ -219,7 +223,9 @@ impl GeminiDecoder {
             finish = candidate.finish_reason;
         }
         if let Some(u) = chunk.usage_metadata {
-            let output = match (u.candidates_token_count, u.thoughts_token_count) {
+            self.candidates_tokens = u.candidates_token_count.or(self.candidates_tokens);
+            self.thoughts_tokens = u.thoughts_token_count.or(self.thoughts_tokens);
+            let output = match (self.candidates_tokens, self.thoughts_tokens) {
                 (None, None) => None,
                 (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
             };
