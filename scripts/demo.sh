@@ -37,6 +37,7 @@ DEFAULT_PROMPT="In one sentence, what is a terminal coding agent?"
 SERVER_PID=""
 PORT=""
 SAKI=""
+SAKI_CMD=() # saki exec with the provider flags, filled in once the server's port is known
 
 # Progress goes to stderr so stdout carries only saki's own output.
 say() { printf '[demo] %s\n' "$*" >&2; }
@@ -89,7 +90,7 @@ install_stack() {
 }
 
 smoke_test() {
-  # Generate one token in-process, so a llama.cpp build that crashes on this CPU
+  # Run the model in-process once, so a llama.cpp build that crashes on this CPU
   # (see LLAMA_CMAKE_ARGS) fails here, once, with a clear message, not as a
   # mysteriously dropped connection in every later run.
   say "smoke test: one short chat completion in-process"
@@ -190,13 +191,13 @@ wait_for_server() {
 
 # --- runs -------------------------------------------------------------------
 
-saki_exec() {
-  "$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS" "$@"
+set_saki_cmd() {
+  SAKI_CMD=("$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS")
 }
 
 run_demo() {
   say "saki exec: $1"
-  saki_exec "$1"
+  "${SAKI_CMD[@]}" "$1"
 }
 
 # Asserts on saki's JSONL event stream. Reads the events file given as argv[1].
@@ -238,12 +239,14 @@ run_check() {
   local events="$CACHE/check-events.jsonl" rc=0
   say "check: saki exec --json (timeout ${SAKI_E2E_TIMEOUT:-300} s)"
   # stdin from /dev/null: CI has none, and saki must not wait for it.
-  timeout "${SAKI_E2E_TIMEOUT:-300}" "$SAKI" exec --json --provider llamacpp \
-    --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS" "$DEFAULT_PROMPT" \
+  timeout "${SAKI_E2E_TIMEOUT:-300}" "${SAKI_CMD[@]}" --json "$DEFAULT_PROMPT" \
     </dev/null >"$events" || rc=$?
 
   local ok=1
-  if [[ $rc -ne 0 ]]; then
+  if [[ $rc -eq 124 ]]; then
+    say "saki did not finish within ${SAKI_E2E_TIMEOUT:-300} s"
+    ok=0
+  elif [[ $rc -ne 0 ]]; then
     say "saki exited with code $rc"
     ok=0
   fi
@@ -275,6 +278,7 @@ main() {
   # Build before starting the server so a long compile doesn't idle a loaded model.
   resolve_saki
   start_server
+  set_saki_cmd
   if [[ $mode == check ]]; then
     run_check
   else

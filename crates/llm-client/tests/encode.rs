@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Each encoder writes its provider's documented request body, path and headers,
 //! checked on the requests the mock server recorded.
 

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Every raw SSE fixture, decoded offline, over real HTTP through the mock server, and
 //! re-chunked at random byte boundaries.
 

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The real client over real HTTP against the mock server: scripted turns in all four
 //! protocols, retries, timeouts, cancellation and broken streams.
 

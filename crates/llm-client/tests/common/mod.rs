@@ -1,6 +1,6 @@
 //! Shared test helpers: fold an event stream into a summary, check the stream
 //! invariants, and compare against a fixture's `.expect.json`.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use saki_llm_client::{BlockMetadata, DeltaContent, Event, ResponseStatus, StopReason, UsageEvent};
 use serde_json::Value;
