@@ -140,6 +140,7 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# shellcheck disable=SC2317  # called from the EXIT trap
 stop_server() {
   if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill "$SERVER_PID" 2>/dev/null || true
@@ -286,4 +287,6 @@ main() {
   fi
 }
 
-main "$@"
+# On one line with main: bash reads scripts lazily, so this keeps an edit made
+# while the script runs from being executed.
+main "$@"; exit

@@ -219,6 +219,8 @@ fn stream(mut events: Vec<String>, faults: Faults) -> Response {
     tokio::spawn(async move {
         for (i, event) in events.into_iter().enumerate() {
             if faults.drop_after == Some(i) {
+                // Let the server flush what was sent: the drop must come after those bytes.
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 let _ = tx
                     .send(Err(std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,

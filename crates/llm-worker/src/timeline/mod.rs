@@ -11,3 +11,6 @@ pub use collectors::{
     ThinkingCollectorState, ToolCall, ToolCallCollector, ToolCollectorState, UsageCollector,
 };
 pub use timeline::{ErasedBlockHandler, ErasedHandler, HandlerWrapper, Timeline};
+
+#[cfg(test)]
+mod tests;
