@@ -1,0 +1,361 @@
+//! Configuration: built-in providers, TOML files (global, then workspace), environment
+//! and flags, resolved into one [`Resolved`] provider + model choice.
+//!
+//! Precedence, strongest first: flags, `SAKI_*` environment, `.saki/config.toml` in the
+//! workspace, `$XDG_CONFIG_HOME/saki/config.toml`, built-in defaults.
+
+use saki_llm_client::WireApi;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    NoProvider(String),
+    #[error("unknown provider `{name}`. Known providers: {known}. Define your own under [providers.{name}] in config.toml.")]
+    UnknownProvider { name: String, known: String },
+    #[error("provider `{provider}` needs a base URL: pass --base-url, set SAKI_BASE_URL, or set base_url under [providers.{provider}]")]
+    MissingBaseUrl { provider: String },
+    #[error("provider `{provider}` has no model: pass --model, set SAKI_MODEL, or set model under [providers.{provider}]")]
+    MissingModel { provider: String },
+    #[error("provider `{provider}` needs an API key: set the environment variable {env_key}")]
+    MissingKey { provider: String, env_key: String },
+}
+
+/// One `[providers.NAME]` table (also the shape of the built-ins).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub wire_api: Option<WireApi>,
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key.
+    pub env_key: Option<String>,
+    /// Whether a missing key is an error (default: true when `env_key` is set by a built-in
+    /// cloud provider, false for user-defined and local providers).
+    pub requires_key: Option<bool>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Default model for this provider.
+    pub model: Option<String>,
+}
+
+/// One `[models.NAME]` table.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+}
+
+/// The file format of `config.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+impl FileConfig {
+    /// Layers `other` over `self`: its scalars win, its tables merge field by field.
+    fn overlay(&mut self, other: FileConfig) {
+        if other.provider.is_some() {
+            self.provider = other.provider;
+        }
+        if other.model.is_some() {
+            self.model = other.model;
+        }
+        for (name, p) in other.providers {
+            let slot = self.providers.entry(name).or_default();
+            overlay_provider(slot, p);
+        }
+        for (name, m) in other.models {
+            let slot = self.models.entry(name).or_default();
+            slot.context_window = m.context_window.or(slot.context_window);
+            slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
+        }
+    }
+}
+
+fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
+    slot.wire_api = p.wire_api.or(slot.wire_api);
+    slot.base_url = p.base_url.or(slot.base_url.take());
+    slot.env_key = p.env_key.or(slot.env_key.take());
+    slot.requires_key = p.requires_key.or(slot.requires_key);
+    slot.model = p.model.or(slot.model.take());
+    slot.headers.extend(p.headers);
+}
+
+pub const BUILTIN_PROVIDERS: [&str; 6] = [
+    "openai",
+    "anthropic",
+    "gemini",
+    "openai-compatible",
+    "ollama",
+    "llamacpp",
+];
+
+fn builtin(name: &str) -> Option<ProviderConfig> {
+    let p = |wire, url: Option<&str>, key: Option<&str>, requires_key, model: Option<&str>| {
+        ProviderConfig {
+            wire_api: Some(wire),
+            base_url: url.map(str::to_owned),
+            env_key: key.map(str::to_owned),
+            requires_key: Some(requires_key),
+            headers: BTreeMap::new(),
+            model: model.map(str::to_owned),
+        }
+    };
+    Some(match name {
+        "openai" => p(
+            WireApi::Responses,
+            Some("https://api.openai.com/v1"),
+            Some("OPENAI_API_KEY"),
+            true,
+            Some("gpt-5"),
+        ),
+        "anthropic" => p(
+            WireApi::Anthropic,
+            Some("https://api.anthropic.com"),
+            Some("ANTHROPIC_API_KEY"),
+            true,
+            Some("claude-sonnet-4-5"),
+        ),
+        "gemini" => p(
+            WireApi::Gemini,
+            Some("https://generativelanguage.googleapis.com"),
+            Some("GEMINI_API_KEY"),
+            true,
+            Some("gemini-2.5-flash"),
+        ),
+        "openai-compatible" => p(WireApi::Chat, None, Some("OPENAI_API_KEY"), false, None),
+        "ollama" => p(
+            WireApi::Chat,
+            Some("http://localhost:11434/v1"),
+            None,
+            false,
+            None,
+        ),
+        // llama-server serves whatever model it loaded and ignores the name.
+        "llamacpp" => p(
+            WireApi::Chat,
+            Some("http://localhost:8080/v1"),
+            None,
+            false,
+            Some("default"),
+        ),
+        _ => return None,
+    })
+}
+
+/// Built-in context windows for well-known model families; unknown models get a
+/// conservative default. Config `[models.NAME]` overrides these.
+pub fn builtin_model(model: &str) -> ModelConfig {
+    let m = model.to_ascii_lowercase();
+    let (context_window, max_output_tokens) = if m.starts_with("claude") {
+        (200_000, 32_000)
+    } else if m.starts_with("gemini") {
+        (1_048_576, 65_536)
+    } else if m.starts_with("gpt-5") {
+        (400_000, 128_000)
+    } else if m.starts_with("gpt-4.1") {
+        (1_047_576, 32_768)
+    } else if m.starts_with("gpt-4o") || m.starts_with("o3") || m.starts_with("o4") {
+        (128_000, 16_384)
+    } else {
+        (32_768, 8_192)
+    };
+    ModelConfig {
+        context_window: Some(context_window),
+        max_output_tokens: Some(max_output_tokens),
+    }
+}
+
+/// What the person asked for on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+}
+
+/// The fully resolved choice of provider and model.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub provider: String,
+    pub wire_api: WireApi,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub model: String,
+    /// Context window and output limit (built-in, overridden by `[models.NAME]`).
+    pub limits: ModelConfig,
+    /// `max_output_tokens` set explicitly in config; sent with requests. Built-in limits
+    /// are not sent: a local server may reject a bound beyond its context size.
+    pub requested_max_output: Option<u32>,
+}
+
+/// Where config files live for a workspace.
+pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let global = env("XDG_CONFIG_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|dir| dir.join("saki").join("config.toml"));
+    global
+        .into_iter()
+        .chain([workspace.join(".saki").join("config.toml")])
+        .collect()
+}
+
+pub fn load_files(paths: &[PathBuf]) -> Result<FileConfig, ConfigError> {
+    let mut merged = FileConfig::default();
+    for path in paths {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })
+            }
+        };
+        let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        merged.overlay(file);
+    }
+    Ok(merged)
+}
+
+pub fn no_provider_help() -> String {
+    "no model provider is configured. Pick one:\n\
+     \x20 - export an API key: ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n\
+     \x20 - name a provider: --provider NAME (built-in: openai, anthropic, gemini, openai-compatible, ollama, llamacpp)\n\
+     \x20   e.g. saki exec --provider ollama --model qwen2.5-coder \"explain this repo\"\n\
+     \x20 - point at any OpenAI-compatible server: --base-url http://localhost:8080/v1\n\
+     \x20 - or write ~/.config/saki/config.toml (or .saki/config.toml in the workspace):\n\
+     \x20       provider = \"anthropic\"\n\
+     \x20       model = \"claude-sonnet-4-5\"\n\
+     See the README section \"Configure a provider\"."
+        .to_owned()
+}
+
+pub fn resolve(
+    file: &FileConfig,
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ConfigError> {
+    let env_nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let base_url_override = overrides
+        .base_url
+        .clone()
+        .or_else(|| env_nonempty("SAKI_BASE_URL"));
+    let name = match overrides
+        .provider
+        .clone()
+        .or_else(|| env_nonempty("SAKI_PROVIDER"))
+        .or_else(|| file.provider.clone())
+    {
+        Some(name) => name,
+        None if base_url_override.is_some() => "openai-compatible".to_owned(),
+        None => detect_from_keys(env_nonempty)?,
+    };
+    let mut provider = builtin(&name).unwrap_or_default();
+    match file.providers.get(&name) {
+        Some(user) => overlay_provider(&mut provider, user.clone()),
+        None if builtin(&name).is_none() => {
+            let mut known: Vec<String> = BUILTIN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+            known.extend(file.providers.keys().cloned());
+            return Err(ConfigError::UnknownProvider {
+                name,
+                known: known.join(", "),
+            });
+        }
+        None => {}
+    }
+    let wire_api = provider.wire_api.unwrap_or(WireApi::Chat);
+    let base_url = base_url_override
+        .or(provider.base_url.clone())
+        .ok_or_else(|| ConfigError::MissingBaseUrl {
+            provider: name.clone(),
+        })?;
+    let user_provider_model = file.providers.get(&name).and_then(|p| p.model.clone());
+    // The top-level `model` belongs to the top-level `provider` (or to any, if unset).
+    let file_model = file
+        .model
+        .clone()
+        .filter(|_| file.provider.as_deref().is_none_or(|p| p == name));
+    let model = overrides
+        .model
+        .clone()
+        .or_else(|| env_nonempty("SAKI_MODEL"))
+        .or(user_provider_model)
+        .or(file_model)
+        .or_else(|| builtin(&name).and_then(|b| b.model))
+        .ok_or_else(|| ConfigError::MissingModel {
+            provider: name.clone(),
+        })?;
+    let api_key = provider.env_key.as_deref().and_then(&env_nonempty);
+    if api_key.is_none() && provider.requires_key.unwrap_or(false) {
+        let env_key = provider.env_key.clone().unwrap_or_default();
+        return Err(ConfigError::MissingKey {
+            provider: name,
+            env_key,
+        });
+    }
+    let mut limits = builtin_model(&model);
+    let requested_max_output = file.models.get(&model).and_then(|m| m.max_output_tokens);
+    if let Some(user) = file.models.get(&model) {
+        limits.context_window = user.context_window.or(limits.context_window);
+        limits.max_output_tokens = user.max_output_tokens.or(limits.max_output_tokens);
+    }
+    Ok(Resolved {
+        provider: name,
+        wire_api,
+        base_url,
+        api_key,
+        headers: provider.headers.into_iter().collect(),
+        model,
+        limits,
+        requested_max_output,
+    })
+}
+
+fn detect_from_keys(env: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let found: Vec<&str> = [
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openai", "OPENAI_API_KEY"),
+        ("gemini", "GEMINI_API_KEY"),
+    ]
+    .into_iter()
+    .filter(|(_, key)| env(key).is_some())
+    .map(|(name, _)| name)
+    .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(ConfigError::NoProvider(no_provider_help())),
+        several => Err(ConfigError::NoProvider(format!(
+            "API keys for several providers are set ({}); choose one with --provider, SAKI_PROVIDER, or `provider = \"...\"` in config.toml",
+            several.join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,223 @@
+use super::*;
+use std::collections::HashMap;
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| map.get(k).cloned()
+}
+
+fn parse(text: &str) -> FileConfig {
+    toml::from_str(text).unwrap()
+}
+
+#[test]
+fn no_provider_explains_how_to_configure_one() {
+    let err = resolve(&FileConfig::default(), &Overrides::default(), &env_of(&[])).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("ANTHROPIC_API_KEY")
+            && msg.contains("--provider")
+            && msg.contains("config.toml"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_single_api_key_picks_its_provider() {
+    let r = resolve(
+        &FileConfig::default(),
+        &Overrides::default(),
+        &env_of(&[("GEMINI_API_KEY", "g")]),
+    )
+    .unwrap();
+    assert_eq!(
+        (r.provider.as_str(), r.wire_api, r.api_key.as_deref()),
+        ("gemini", WireApi::Gemini, Some("g"))
+    );
+    assert_eq!(r.base_url, "https://generativelanguage.googleapis.com");
+    let err = resolve(
+        &FileConfig::default(),
+        &Overrides::default(),
+        &env_of(&[("GEMINI_API_KEY", "g"), ("OPENAI_API_KEY", "o")]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("several"), "{err}");
+}
+
+#[test]
+fn flags_beat_environment_beat_files() {
+    let file = parse("provider = \"anthropic\"\nmodel = \"claude-x\"\n");
+    let env = env_of(&[("ANTHROPIC_API_KEY", "a"), ("SAKI_MODEL", "claude-env")]);
+    let r = resolve(&file, &Overrides::default(), &env).unwrap();
+    assert_eq!(r.model, "claude-env");
+    let r = resolve(
+        &file,
+        &Overrides {
+            model: Some("claude-flag".into()),
+            ..Default::default()
+        },
+        &env,
+    )
+    .unwrap();
+    assert_eq!(r.model, "claude-flag");
+    let r = resolve(
+        &file,
+        &Overrides::default(),
+        &env_of(&[("ANTHROPIC_API_KEY", "a")]),
+    )
+    .unwrap();
+    assert_eq!(r.model, "claude-x");
+    assert_eq!(r.limits.context_window, Some(200_000));
+}
+
+#[test]
+fn cloud_providers_need_their_key_local_ones_do_not() {
+    let err = resolve(
+        &FileConfig::default(),
+        &Overrides {
+            provider: Some("openai".into()),
+            ..Default::default()
+        },
+        &env_of(&[]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    let r = resolve(
+        &FileConfig::default(),
+        &Overrides {
+            provider: Some("ollama".into()),
+            model: Some("qwen".into()),
+            ..Default::default()
+        },
+        &env_of(&[]),
+    )
+    .unwrap();
+    assert_eq!(r.base_url, "http://localhost:11434/v1");
+    assert_eq!(r.api_key, None);
+}
+
+#[test]
+fn base_url_alone_means_openai_compatible_and_compatible_needs_a_model() {
+    let o = Overrides {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..Default::default()
+    };
+    let err = resolve(&FileConfig::default(), &o, &env_of(&[])).unwrap_err();
+    assert!(matches!(err, ConfigError::MissingModel { .. }), "{err}");
+    let o = Overrides {
+        model: Some("m".into()),
+        ..o
+    };
+    let r = resolve(&FileConfig::default(), &o, &env_of(&[])).unwrap();
+    assert_eq!(
+        (r.provider.as_str(), r.wire_api),
+        ("openai-compatible", WireApi::Chat)
+    );
+    let err = resolve(
+        &FileConfig::default(),
+        &Overrides {
+            provider: Some("openai-compatible".into()),
+            model: Some("m".into()),
+            ..Default::default()
+        },
+        &env_of(&[]),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ConfigError::MissingBaseUrl { .. }));
+}
+
+#[test]
+fn named_providers_and_models_from_config() {
+    let file = parse(
+        r#"
+provider = "proxy"
+[providers.proxy]
+wire_api = "anthropic"
+base_url = "https://proxy.example"
+env_key = "PROXY_KEY"
+requires_key = true
+model = "claude-proxy"
+headers = { "x-team" = "core" }
+
+[models.claude-proxy]
+context_window = 50000
+"#,
+    );
+    let r = resolve(&file, &Overrides::default(), &env_of(&[("PROXY_KEY", "k")])).unwrap();
+    assert_eq!(r.wire_api, WireApi::Anthropic);
+    assert_eq!(r.api_key.as_deref(), Some("k"));
+    assert_eq!(r.headers, vec![("x-team".to_string(), "core".to_string())]);
+    assert_eq!(r.limits.context_window, Some(50_000));
+    assert_eq!(
+        r.limits.max_output_tokens,
+        Some(32_000),
+        "unset fields keep the built-in"
+    );
+    let err = resolve(&file, &Overrides::default(), &env_of(&[])).unwrap_err();
+    assert!(err.to_string().contains("PROXY_KEY"));
+}
+
+#[test]
+fn unknown_provider_and_bad_files_are_named() {
+    let err = resolve(
+        &FileConfig::default(),
+        &Overrides {
+            provider: Some("nope".into()),
+            ..Default::default()
+        },
+        &env_of(&[]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nope") && err.to_string().contains("llamacpp"));
+    assert!(toml::from_str::<FileConfig>("[providers.x]\nwire_api = \"smoke-signals\"\n").is_err());
+    assert!(
+        toml::from_str::<FileConfig>("provder = \"typo\"\n").is_err(),
+        "unknown keys are errors"
+    );
+}
+
+#[test]
+fn workspace_file_overrides_global_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.toml");
+    let local = dir.path().join("local.toml");
+    std::fs::write(&global, "provider = \"anthropic\"\n[providers.anthropic]\nmodel = \"claude-a\"\nheaders = { a = \"1\" }\n").unwrap();
+    std::fs::write(
+        &local,
+        "[providers.anthropic]\nmodel = \"claude-b\"\nheaders = { b = \"2\" }\n",
+    )
+    .unwrap();
+    let file = load_files(&[global, local, dir.path().join("missing.toml")]).unwrap();
+    let r = resolve(
+        &file,
+        &Overrides::default(),
+        &env_of(&[("ANTHROPIC_API_KEY", "k")]),
+    )
+    .unwrap();
+    assert_eq!(r.model, "claude-b");
+    assert_eq!(r.headers.len(), 2);
+
+    std::fs::write(dir.path().join("bad.toml"), "provider = [").unwrap();
+    let err = load_files(&[dir.path().join("bad.toml")]).unwrap_err();
+    assert!(err.to_string().contains("bad.toml"));
+}
+
+#[test]
+fn config_paths_follow_xdg() {
+    let paths = config_paths(
+        Path::new("/ws"),
+        &env_of(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]),
+    );
+    assert_eq!(
+        paths,
+        [
+            PathBuf::from("/x/saki/config.toml"),
+            PathBuf::from("/ws/.saki/config.toml")
+        ]
+    );
+    let paths = config_paths(Path::new("/ws"), &env_of(&[("HOME", "/h")]));
+    assert_eq!(paths[0], PathBuf::from("/h/.config/saki/config.toml"));
+}

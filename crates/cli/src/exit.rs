@@ -1,0 +1,24 @@
+//! Process exit codes; documented in the README ("Exit codes").
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Success = 0,
+    Internal = 1,
+    /// Bad command line or empty prompt (clap also uses 2).
+    Usage = 2,
+    /// No provider configured, missing key, unreadable or invalid config file.
+    Config = 3,
+    /// The provider refused the request: bad key, unknown model, context too long, ...
+    Rejected = 4,
+    /// The provider or the network failed: server errors, timeouts, broken stream,
+    /// rate limits that outlasted the retries.
+    Provider = 5,
+    /// Cancelled with Ctrl+C.
+    Interrupted = 130,
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(code: ExitCode) -> Self {
+        std::process::ExitCode::from(code as u8)
+    }
+}

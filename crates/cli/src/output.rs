@@ -1,0 +1,168 @@
+//! How `exec` shows a response: plain text streamed to stdout, or JSON Lines events
+//! (schema in docs/events.md). Both are Timeline handlers fed as events arrive.
+
+use saki_llm_worker::{
+    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind,
+    ToolUseBlockEvent, ToolUseBlockKind,
+};
+use serde_json::{json, Value};
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Writes one JSON object as a line on stdout. A closed stdout is not an error worth
+/// dying for mid-stream; the turn's outcome still decides the exit code.
+pub fn emit(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, value);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+/// Streams assistant text to stdout and thinking (dimmed on a terminal) to stderr.
+#[derive(Clone, Default)]
+pub struct PlainPrinter {
+    /// Whether stdout currently ends mid-line (a final newline is owed).
+    open_line: Arc<AtomicBool>,
+}
+
+impl PlainPrinter {
+    pub fn finish_line(&self) {
+        if self.open_line.swap(false, Ordering::Relaxed) {
+            println!();
+        }
+    }
+}
+
+impl Handler<TextBlockKind> for PlainPrinter {
+    type Scope = ();
+    fn on_event(&mut self, _: &mut (), event: &TextBlockEvent) {
+        if let TextBlockEvent::Delta(text) = event {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            if let Some(last) = text.chars().last() {
+                self.open_line.store(last != '\n', Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Handler<ThinkingBlockKind> for PlainPrinter {
+    type Scope = ();
+    fn on_event(&mut self, _: &mut (), event: &ThinkingBlockEvent) {
+        let dim = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let mut err = std::io::stderr().lock();
+        let _ = match event {
+            ThinkingBlockEvent::Start(_) if dim => err.write_all(b"\x1b[2m"),
+            ThinkingBlockEvent::Delta(t) => err.write_all(t.as_bytes()),
+            ThinkingBlockEvent::Stop(_) if dim => err.write_all(b"\x1b[0m\n"),
+            ThinkingBlockEvent::Stop(_) => err.write_all(b"\n"),
+            _ => Ok(()),
+        };
+        let _ = err.flush();
+    }
+}
+
+/// Emits `item.started` / `item.delta` / `item.completed` for every block.
+#[derive(Clone, Default)]
+pub struct JsonItems {
+    next_item: Arc<AtomicUsize>,
+}
+
+/// Per-block state: the item id and the text so far.
+#[derive(Default)]
+pub struct ItemScope {
+    id: Option<String>,
+    buffer: String,
+}
+
+impl JsonItems {
+    fn begin(&self, scope: &mut ItemScope, kind: &str, extra: Value) -> String {
+        if let Some(id) = &scope.id {
+            return id.clone();
+        }
+        let id = format!("item_{}", self.next_item.fetch_add(1, Ordering::Relaxed));
+        let mut item = json!({"id": id, "kind": kind});
+        merge(&mut item, extra);
+        emit(&json!({"type": "item.started", "item": item}));
+        scope.id = Some(id.clone());
+        id
+    }
+
+    fn delta(&self, scope: &mut ItemScope, kind: &str, delta_kind: &str, text: &str) {
+        let id = self.begin(scope, kind, json!({}));
+        scope.buffer.push_str(text);
+        emit(&json!({"type": "item.delta", "item_id": id, "kind": delta_kind, "delta": text}));
+    }
+
+    fn complete(&self, scope: &mut ItemScope, kind: &str, fields: Value) {
+        let id = self.begin(scope, kind, json!({}));
+        let mut item = json!({"id": id, "kind": kind});
+        merge(&mut item, fields);
+        emit(&json!({"type": "item.completed", "item": item}));
+    }
+}
+
+fn merge(target: &mut Value, extra: Value) {
+    if let (Value::Object(t), Value::Object(e)) = (target, extra) {
+        t.extend(e);
+    }
+}
+
+impl Handler<TextBlockKind> for JsonItems {
+    type Scope = ItemScope;
+    fn on_event(&mut self, scope: &mut ItemScope, event: &TextBlockEvent) {
+        const KIND: &str = "assistant_message";
+        match event {
+            TextBlockEvent::Start(_) => {
+                self.begin(scope, KIND, json!({}));
+            }
+            TextBlockEvent::Delta(t) => self.delta(scope, KIND, "text", t),
+            TextBlockEvent::Stop(_) => {
+                let text = std::mem::take(&mut scope.buffer);
+                self.complete(scope, KIND, json!({"text": text}));
+            }
+        }
+    }
+}
+
+impl Handler<ThinkingBlockKind> for JsonItems {
+    type Scope = ItemScope;
+    fn on_event(&mut self, scope: &mut ItemScope, event: &ThinkingBlockEvent) {
+        const KIND: &str = "reasoning";
+        match event {
+            ThinkingBlockEvent::Start(_) => {
+                self.begin(scope, KIND, json!({}));
+            }
+            ThinkingBlockEvent::Delta(t) => self.delta(scope, KIND, "thinking", t),
+            ThinkingBlockEvent::Signature(_) => {}
+            ThinkingBlockEvent::Stop(_) => {
+                let text = std::mem::take(&mut scope.buffer);
+                self.complete(scope, KIND, json!({"text": text}));
+            }
+        }
+    }
+}
+
+impl Handler<ToolUseBlockKind> for JsonItems {
+    type Scope = ItemScope;
+    fn on_event(&mut self, scope: &mut ItemScope, event: &ToolUseBlockEvent) {
+        const KIND: &str = "tool_call";
+        match event {
+            ToolUseBlockEvent::Start(s) => {
+                self.begin(scope, KIND, json!({"call_id": s.id, "name": s.name}));
+            }
+            ToolUseBlockEvent::InputJsonDelta(j) => self.delta(scope, KIND, "tool_arguments", j),
+            ToolUseBlockEvent::Signature(_) => {}
+            ToolUseBlockEvent::Stop(s) => {
+                let arguments = std::mem::take(&mut scope.buffer);
+                self.complete(
+                    scope,
+                    KIND,
+                    json!({"call_id": s.id, "name": s.name, "arguments": arguments}),
+                );
+            }
+        }
+    }
+}

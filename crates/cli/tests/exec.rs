@@ -1,0 +1,264 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki exec` as a person runs it, against the mock provider.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use saki_testkit::{MockServer, Reply, Turn};
+use serde_json::Value;
+
+/// A `saki` command isolated from the machine's config and keys.
+fn saki(home: &tempfile::TempDir) -> Command {
+    let mut cmd = Command::cargo_bin("saki").unwrap();
+    cmd.env_clear()
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .current_dir(home.path());
+    cmd
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn plain_mode_streams_the_answer_to_stdout() {
+    let server = MockServer::start().unwrap();
+    server.push(
+        Turn::text("The repo is a Rust workspace.")
+            .with_thinking("peek first")
+            .with_usage(9, 7),
+    );
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args([
+            "exec",
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &server.openai_url(),
+            "explain this repo",
+        ])
+        .assert()
+        .success()
+        .stdout("The repo is a Rust workspace.\n")
+        .stderr(predicate::str::contains("peek first"));
+    let body = &server.requests()[0].body;
+    assert_eq!(body["messages"][1]["content"], "explain this repo");
+    assert_eq!(body["stream"], true);
+}
+
+#[test]
+fn json_mode_prints_one_event_per_line() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Hello there").with_usage(12, 3));
+    let home = tempfile::tempdir().unwrap();
+    let out = saki(&home)
+        .env("ANTHROPIC_API_KEY", "k")
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.url(),
+            "--provider",
+            "anthropic",
+            "hi",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = json_lines(&out);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"turn.started"));
+    assert_eq!(types.last(), Some(&"turn.completed"));
+    assert!(
+        types.contains(&"item.started")
+            && types.contains(&"item.completed")
+            && types.contains(&"usage")
+    );
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "item.delta" && e["kind"] == "text")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello there");
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "item.completed")
+        .unwrap();
+    assert_eq!(completed["item"]["kind"], "assistant_message");
+    assert_eq!(completed["item"]["text"], "Hello there");
+    let done = events.last().unwrap();
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["stop_reason"], "end_turn");
+    assert_eq!(done["usage"]["input_tokens"], 12);
+    assert_eq!(events[0]["model"], "claude-sonnet-4-5");
+    assert_eq!(server.requests()[0].header("x-api-key"), Some("k"));
+}
+
+#[test]
+fn prompt_is_read_from_stdin() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("ok"));
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args(["exec", "--base-url", &server.openai_url(), "--model", "m"])
+        .write_stdin("from stdin\n")
+        .assert()
+        .success()
+        .stdout("ok\n");
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "from stdin\n"
+    );
+}
+
+#[test]
+fn no_provider_says_how_to_configure_one() {
+    let home = tempfile::tempdir().unwrap();
+    saki(&home).args(["exec", "hello"]).assert().code(3).stderr(
+        predicate::str::contains("ANTHROPIC_API_KEY").and(predicate::str::contains("config.toml")),
+    );
+}
+
+#[test]
+fn config_file_selects_a_named_provider() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("from gemini"));
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join(".saki");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        ws.join("config.toml"),
+        format!(
+            "provider = \"mine\"\n[providers.mine]\nwire_api = \"gemini\"\nbase_url = \"{}\"\nmodel = \"gem-test\"\nenv_key = \"MY_KEY\"\nheaders = {{ x-team = \"t1\" }}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    saki(&home)
+        .env("MY_KEY", "secret")
+        .args(["exec", "hi"])
+        .assert()
+        .success()
+        .stdout("from gemini\n");
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1beta/models/gem-test:streamGenerateContent");
+    assert_eq!(r.header("x-goog-api-key"), Some("secret"));
+    assert_eq!(r.header("x-team"), Some("t1"));
+}
+
+#[test]
+fn environment_selects_provider_and_model() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("via env"));
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .env("SAKI_PROVIDER", "openai")
+        .env("SAKI_MODEL", "gpt-test")
+        .env("SAKI_BASE_URL", server.openai_url())
+        .env("OPENAI_API_KEY", "sk")
+        .args(["exec", "hi"])
+        .assert()
+        .success()
+        .stdout("via env\n");
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1/responses");
+    assert_eq!(r.body["model"], "gpt-test");
+    assert_eq!(r.header("authorization"), Some("Bearer sk"));
+}
+
+#[test]
+fn provider_errors_have_meaningful_exit_codes() {
+    let server = MockServer::start().unwrap();
+    server.push(Reply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    ));
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .code(4)
+        .stdout(
+            predicate::str::contains(r#""type":"turn.failed""#)
+                .and(predicate::str::contains(r#""kind":"auth""#)),
+        )
+        .stderr(predicate::str::contains("Incorrect API key"));
+
+    server.push(Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\ndata: {\"error\":{\"code\":500,\"message\":\"slot failed\"}}\n\n",
+    ));
+    saki(&home)
+        .args([
+            "exec",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .code(5)
+        .stdout("par\n")
+        .stderr(predicate::str::contains("slot failed"));
+}
+
+#[test]
+fn a_stream_without_finish_reason_still_succeeds_with_a_warning() {
+    let server = MockServer::start().unwrap();
+    server.push(Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"all here\"}}]}\n\n",
+    ));
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args([
+            "exec",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .success()
+        .stdout("all here\n")
+        .stderr(predicate::str::contains("without a finish reason"));
+}
+
+#[test]
+fn empty_prompt_and_bad_flags_are_usage_errors() {
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "  ",
+        ])
+        .assert()
+        .code(2);
+    saki(&home)
+        .args(["exec", "--no-such-flag"])
+        .assert()
+        .code(2);
+    saki(&home)
+        .args(["--version"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("saki "));
+}
