@@ -33,11 +33,15 @@ GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS="smollm2"
 # Short on purpose: this CPU reads prompts at roughly 50 tokens/s.
 DEFAULT_PROMPT="In one sentence, what is a terminal coding agent?"
+# A cap on the answer: a 135M model sometimes rambles until the context is full.
+MAX_OUTPUT_TOKENS=200
 
 SERVER_PID=""
 PORT=""
 SAKI=""
 SAKI_CMD=() # saki exec with the provider flags, filled in once the server's port is known
+MODE=demo
+VERDICT_PRINTED=0
 
 # Progress goes to stderr so stdout carries only saki's own output.
 say() { printf '[demo] %s\n' "$*" >&2; }
@@ -140,7 +144,7 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# shellcheck disable=SC2317  # called from the EXIT trap
+# shellcheck disable=SC2317  # only reached through on_exit, the EXIT trap
 stop_server() {
   if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill "$SERVER_PID" 2>/dev/null || true
@@ -167,10 +171,6 @@ start_server() {
     --host 127.0.0.1 --port "$PORT" --n_ctx 2048 \
     >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
-  # The trap, not the happy path, owns shutdown: the server must die on every exit.
-  trap stop_server EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
   wait_for_server
 }
 
@@ -182,7 +182,11 @@ wait_for_server() {
       return 0
     fi
     # Fail fast instead of waiting out the timeout if the server already crashed.
-    kill -0 "$SERVER_PID" 2>/dev/null || break
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      say "server exited before answering GET /v1/models; its log:"
+      cat "$SERVER_LOG" >&2
+      exit 1
+    fi
     sleep 1
   done
   say "server did not answer GET /v1/models within 60 s; its log:"
@@ -193,7 +197,8 @@ wait_for_server() {
 # --- runs -------------------------------------------------------------------
 
 set_saki_cmd() {
-  SAKI_CMD=("$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS")
+  SAKI_CMD=("$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS"
+    --max-output-tokens "$MAX_OUTPUT_TOKENS")
 }
 
 run_demo() {
@@ -222,6 +227,7 @@ for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
         text.append(ev["delta"])
     elif t == "turn.completed":
         completed = True
+        print("turn.completed: status=%s stop_reason=%s" % (ev.get("status"), ev.get("stop_reason")), file=sys.stderr)
     elif t == "turn.failed":
         failed.append(line)
 errors = list(bad)
@@ -252,6 +258,7 @@ run_check() {
     ok=0
   fi
   python3 -c "$CHECK_EVENTS_PY" "$events" || ok=0
+  VERDICT_PRINTED=1
   if [[ $ok -eq 1 ]]; then
     echo "PASS: saki exec --json streamed text and completed the turn"
     return 0
@@ -262,25 +269,40 @@ run_check() {
   return 1
 }
 
+# shellcheck disable=SC2317  # called from the EXIT trap
+on_exit() {
+  local rc=$?
+  stop_server
+  # In --check mode every failure, including setup, build and server start, must end
+  # in a FAIL line, not only a failed assertion on saki's events.
+  if [[ $MODE == check && $rc -ne 0 && $VERDICT_PRINTED -eq 0 ]]; then
+    echo "FAIL: end-to-end check stopped before saki's events could be checked (see [demo] messages above)"
+  fi
+}
+
 main() {
-  local mode=demo prompt="$DEFAULT_PROMPT"
+  local prompt="$DEFAULT_PROMPT"
   case "${1:-}" in
     -h | --help) usage; return 0 ;;
-    --check) mode=check ;;
-    --setup) mode=setup ;;
+    --check) MODE=check ;;
+    --setup) MODE=setup ;;
     "") ;;
     -*) usage >&2; die "unknown option: $1" ;;
     *) prompt="$*" ;;
   esac
+  # The trap, not the happy path, owns shutdown: the server must die on every exit.
+  trap on_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
 
   command -v curl >/dev/null || die "curl is required"
   install_stack
-  [[ $mode == setup ]] && return 0
+  [[ $MODE == setup ]] && return 0
   # Build before starting the server so a long compile doesn't idle a loaded model.
   resolve_saki
   start_server
   set_saki_cmd
-  if [[ $mode == check ]]; then
+  if [[ $MODE == check ]]; then
     run_check
   else
     run_demo "$prompt"

@@ -1,10 +1,9 @@
-//! Decoding without a network: feed SSE bytes, get events. Used by the transport's
-//! tests, the benchmark and anyone replaying a captured stream.
+//! Decoding without a network: feed SSE bytes, get events. Used by tests, the
+//! benchmark and anyone replaying a captured stream.
 
 use crate::event::Event;
 use crate::protocol::WireApi;
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
+use crate::sse::SseParser;
 
 /// Decodes a complete SSE body delivered in the given chunks (any split is allowed)
 /// and returns every event, ending with the terminal status.
@@ -13,24 +12,16 @@ where
     I: IntoIterator<Item = B>,
     B: AsRef<[u8]>,
 {
-    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
-        .into_iter()
-        .map(|c| Ok(bytes::Bytes::copy_from_slice(c.as_ref())))
-        .collect();
-    futures::executor::block_on(async move {
-        let mut decoder = wire.decoder();
-        let mut out = Vec::new();
-        let mut sse = futures::stream::iter(owned).eventsource();
-        while let Some(event) = sse.next().await {
-            match event {
-                Ok(e) => decoder.on_sse(&e.event, &e.data, &mut out),
-                Err(e) => decoder.fail(Some("sse".into()), e.to_string(), &mut out),
-            }
-            if decoder.is_finished() {
-                break;
-            }
+    let mut decoder = wire.decoder();
+    let mut parser = SseParser::new();
+    let mut out = Vec::new();
+    for chunk in chunks {
+        parser.feed(chunk.as_ref(), &mut |t, d| decoder.on_sse(t, d, &mut out));
+        if decoder.is_finished() {
+            break;
         }
-        decoder.end_of_stream(&mut out);
-        out
-    })
+    }
+    parser.finish(&mut |t, d| decoder.on_sse(t, d, &mut out));
+    decoder.end_of_stream(&mut out);
+    out
 }

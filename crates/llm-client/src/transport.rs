@@ -5,7 +5,7 @@ use crate::error::ClientError;
 use crate::event::Event;
 use crate::protocol::{Decoder, WireApi};
 use crate::request::Request;
-use eventsource_stream::Eventsource;
+use crate::sse::SseParser;
 use futures::{Stream, StreamExt};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -107,20 +107,14 @@ pub struct Client {
     config: ClientConfig,
 }
 
-type SseStream = Pin<
-    Box<
-        dyn Stream<
-                Item = Result<
-                    eventsource_stream::Event,
-                    eventsource_stream::EventStreamError<reqwest::Error>,
-                >,
-            > + Send,
-    >,
->;
+type ByteStream = Pin<Box<dyn Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send>>;
 
+/// A response whose first SSE event has arrived and been decoded into `pending`.
 struct Opened {
-    first: Option<eventsource_stream::Event>,
-    rest: SseStream,
+    decoder: Box<dyn Decoder>,
+    parser: SseParser,
+    pending: Vec<Event>,
+    rest: ByteStream,
 }
 
 impl Client {
@@ -173,7 +167,7 @@ impl Client {
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let idle = self.config.timeouts.idle;
-        tokio::spawn(pump(wire.decoder(), opened, idle, cancel, tx));
+        tokio::spawn(pump(opened, idle, cancel, tx));
         Ok(EventStream { rx })
     }
 
@@ -220,26 +214,44 @@ impl Client {
                 other => other,
             });
         }
-        let mut rest: SseStream = Box::pin(response.bytes_stream().eventsource());
-        let first = tokio::time::timeout(first_event, rest.next())
-            .await
-            .map_err(|_| {
-                ClientError::Timeout(format!(
-                    "no event from {url} within {}s",
-                    first_event.as_secs()
-                ))
-            })?;
-        match first {
-            Some(Ok(event)) => Ok(Opened {
-                first: Some(event),
-                rest,
-            }),
-            Some(Err(e)) => Err(ClientError::Network {
-                url: url.to_owned(),
-                message: e.to_string(),
-            }),
-            None => Ok(Opened { first: None, rest }),
+        let mut opened = Opened {
+            decoder: wire.decoder(),
+            parser: SseParser::new(),
+            pending: Vec::new(),
+            rest: Box::pin(response.bytes_stream()),
+        };
+        let deadline = tokio::time::Instant::now() + first_event;
+        let mut seen_event = false;
+        while !seen_event {
+            let next = tokio::time::timeout_at(deadline, opened.rest.next())
+                .await
+                .map_err(|_| {
+                    ClientError::Timeout(format!(
+                        "no event from {url} within {}s",
+                        first_event.as_secs()
+                    ))
+                })?;
+            let Opened {
+                decoder,
+                parser,
+                pending,
+                ..
+            } = &mut opened;
+            match next {
+                Some(Ok(chunk)) => parser.feed(&chunk, &mut |t, d| {
+                    seen_event = true;
+                    decoder.on_sse(t, d, pending);
+                }),
+                Some(Err(e)) => return Err(network_error(url, &e)),
+                None => {
+                    // llama-cpp-python answers an over-long prompt this way: 200, no events.
+                    return Err(ClientError::Protocol(format!(
+                        "{url} closed the stream without sending any event (some local servers do this when the prompt exceeds their context window)"
+                    )));
+                }
+            }
         }
+        Ok(opened)
     }
 }
 
@@ -278,17 +290,17 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 async fn pump(
-    mut decoder: Box<dyn Decoder>,
     opened: Opened,
     idle: Duration,
     cancel: CancellationToken,
     tx: mpsc::UnboundedSender<Event>,
 ) {
-    let mut out = Vec::new();
-    let Opened { first, mut rest } = opened;
-    if let Some(event) = first {
-        decoder.on_sse(&event.event, &event.data, &mut out);
-    }
+    let Opened {
+        mut decoder,
+        mut parser,
+        pending: mut out,
+        mut rest,
+    } = opened;
     loop {
         for event in out.drain(..) {
             if tx.send(event).is_err() {
@@ -307,11 +319,14 @@ async fn pump(
                     format!("the provider sent nothing for {}s", idle.as_secs()),
                     &mut out,
                 ),
-                Ok(None) => decoder.end_of_stream(&mut out),
-                Ok(Some(Ok(event))) => decoder.on_sse(&event.event, &event.data, &mut out),
+                Ok(None) => {
+                    parser.finish(&mut |t, d| decoder.on_sse(t, d, &mut out));
+                    decoder.end_of_stream(&mut out);
+                }
+                Ok(Some(Ok(chunk))) => parser.feed(&chunk, &mut |t, d| decoder.on_sse(t, d, &mut out)),
                 Ok(Some(Err(e))) => decoder.fail(
                     Some("stream_interrupted".into()),
-                    format!("the connection broke mid-stream: {e}"),
+                    format!("the connection broke mid-stream: {}", network_error("", &e)),
                     &mut out,
                 ),
             },

@@ -264,3 +264,15 @@ async fn json_error_with_status_200_is_not_taken_for_a_stream() {
     let err = run(&client(&server, WireApi::Chat)).await.unwrap_err();
     assert_eq!(err.kind(), "model_not_found", "{err}");
 }
+
+#[tokio::test]
+async fn an_empty_stream_is_an_error_not_a_silent_success() {
+    let server = MockServer::start().unwrap();
+    server.push(Reply::raw_sse(""));
+    let err = run(&client(&server, WireApi::Chat)).await.unwrap_err();
+    assert_eq!(err.kind(), "protocol");
+    assert!(
+        err.to_string().contains("without sending any event"),
+        "{err}"
+    );
+}
