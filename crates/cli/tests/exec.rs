@@ -262,3 +262,51 @@ fn empty_prompt_and_bad_flags_are_usage_errors() {
         .success()
         .stdout(predicate::str::starts_with("saki "));
 }
+
+#[test]
+fn ctrl_c_cancels_the_stream_with_exit_130() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("first words then silence").stall_after(3));
+    let home = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("saki");
+    let mut child = std::process::Command::new(bin)
+        .env_clear()
+        .env("HOME", home.path())
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the answer has started streaming, then interrupt.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("item.delta") {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() > 0,
+            "saki ended early: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(rest.contains(r#""kind":"cancelled""#), "{rest}");
+    assert!(
+        !rest.contains("item.completed"),
+        "an aborted block is not completed: {rest}"
+    );
+}

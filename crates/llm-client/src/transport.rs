@@ -313,6 +313,8 @@ async fn pump(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => decoder.cancel(&mut out),
+            // Nobody listens any more: stop now rather than at the next chunk or timeout.
+            _ = tx.closed() => return,
             next = tokio::time::timeout(idle, rest.next()) => match next {
                 Err(_) => decoder.fail(
                     Some("idle_timeout".into()),
