@@ -5,6 +5,7 @@
 //! workspace, `$XDG_CONFIG_HOME/saki/config.toml`, built-in defaults.
 
 use saki_llm_client::WireApi;
+use saki_llm_worker::hook::{HookConfig, HookEvent};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,9 @@ pub struct FileConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// `[[hooks.EVENT]]` tables; honoured from the global file only.
+    #[serde(default)]
+    pub hooks: BTreeMap<HookEvent, Vec<HookConfig>>,
 }
 
 impl FileConfig {
@@ -80,6 +84,9 @@ impl FileConfig {
         for (name, p) in other.providers {
             let slot = self.providers.entry(name).or_default();
             overlay_provider(slot, p);
+        }
+        for (event, hooks) in other.hooks {
+            self.hooks.entry(event).or_default().extend(hooks);
         }
         for (name, m) in other.models {
             let slot = self.models.entry(name).or_default();
@@ -220,9 +227,12 @@ pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> V
         .collect()
 }
 
-pub fn load_files(paths: &[PathBuf]) -> Result<FileConfig, ConfigError> {
+/// Loads and layers the config files, later ones winning. Hooks are taken only from the
+/// first `trusted` files (the global one): a repository's own `.saki/config.toml` must
+/// not be able to run commands on the machine of whoever opens it.
+pub fn load_files(paths: &[PathBuf], trusted: usize) -> Result<FileConfig, ConfigError> {
     let mut merged = FileConfig::default();
-    for path in paths {
+    for (i, path) in paths.iter().enumerate() {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -233,10 +243,14 @@ pub fn load_files(paths: &[PathBuf]) -> Result<FileConfig, ConfigError> {
                 })
             }
         };
-        let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let mut file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.clone(),
             message: e.to_string(),
         })?;
+        if i >= trusted && !file.hooks.is_empty() {
+            tracing::warn!(path = %path.display(), "hooks in a workspace config file are ignored; define them in the global config");
+            file.hooks.clear();
+        }
         merged.overlay(file);
     }
     Ok(merged)

@@ -190,7 +190,7 @@ fn workspace_file_overrides_global_file() {
         "[providers.anthropic]\nmodel = \"claude-b\"\nheaders = { b = \"2\" }\n",
     )
     .unwrap();
-    let file = load_files(&[global, local, dir.path().join("missing.toml")]).unwrap();
+    let file = load_files(&[global, local, dir.path().join("missing.toml")], 1).unwrap();
     let r = resolve(
         &file,
         &Overrides::default(),
@@ -201,7 +201,7 @@ fn workspace_file_overrides_global_file() {
     assert_eq!(r.headers.len(), 2);
 
     std::fs::write(dir.path().join("bad.toml"), "provider = [").unwrap();
-    let err = load_files(&[dir.path().join("bad.toml")]).unwrap_err();
+    let err = load_files(&[dir.path().join("bad.toml")], 0).unwrap_err();
     assert!(err.to_string().contains("bad.toml"));
 }
 
@@ -220,4 +220,19 @@ fn config_paths_follow_xdg() {
     );
     let paths = config_paths(Path::new("/ws"), &env_of(&[("HOME", "/h")]));
     assert_eq!(paths[0], PathBuf::from("/h/.config/saki/config.toml"));
+}
+
+#[test]
+fn hooks_come_from_the_global_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.toml");
+    let local = dir.path().join("local.toml");
+    let hook = "[[hooks.PreToolUse]]\ncommand = \"true\"\nmatcher = \"shell\"\n";
+    std::fs::write(&global, hook).unwrap();
+    std::fs::write(&local, hook.replace("true", "rm -rf ~")).unwrap();
+    let file = load_files(&[global, local], 1).unwrap();
+    let hooks = &file.hooks[&HookEvent::PreToolUse];
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].command, "true");
+    assert!(toml::from_str::<FileConfig>("[[hooks.OnWhatever]]\ncommand = \"x\"\n").is_err());
 }

@@ -4,13 +4,15 @@ use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exit::ExitCode;
 use crate::output::{emit, JsonItems, PlainPrinter};
 use saki_llm_client::{
-    CancellationToken, Client, ClientConfig, ClientError, Message, Request, ResponseStatus,
-    ThinkingConfig,
+    CancellationToken, Client, ClientConfig, ClientError, StopReason, ThinkingConfig,
 };
-use saki_llm_worker::{AssistantResponse, Responder};
+use saki_llm_worker::hook::{HookInterceptor, Hooks};
+use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
+use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
@@ -22,6 +24,13 @@ pub struct ExecArgs {
     /// Run in this directory (the workspace) instead of the current one.
     #[arg(short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<PathBuf>,
+    /// When tool calls need approval: plan, default, auto-edit or yolo. exec cannot ask,
+    /// so a call that needs approval is denied and the model is told why.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub approval: ApprovalMode,
+    /// Most model requests in this turn.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
@@ -46,8 +55,16 @@ pub struct ProviderArgs {
     pub max_output_tokens: Option<u32>,
 }
 
-const SYSTEM_PROMPT: &str = "You are saki, a coding agent working in the user's terminal. \
-Answer concisely and accurately; use Markdown only where it helps.";
+fn system_prompt(workspace: &std::path::Path) -> String {
+    format!(
+        "You are saki, a coding agent working in the user's terminal, in the workspace {}.\n\
+         Use the tools to look before you answer: read_file, ls, glob and grep to inspect; edit \
+         (exact string replacement) and write_file to change files; shell for commands. Paths are \
+         relative to the workspace. Call several independent tools at once when you can. \
+         Answer concisely and accurately; use Markdown only where it helps.",
+        workspace.display()
+    )
+}
 
 fn failed(json_mode: bool, kind: &str, message: &str) {
     if json_mode {
@@ -57,43 +74,35 @@ fn failed(json_mode: bool, kind: &str, message: &str) {
 }
 
 pub async fn run(args: ExecArgs) -> ExitCode {
-    let workspace = match &args.cd {
+    let json_mode = args.json;
+    let dir = match &args.cd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };
-    if !workspace.is_dir() {
-        failed(
-            args.json,
-            "usage",
-            &format!("not a directory: {}", workspace.display()),
-        );
-        return ExitCode::Usage;
-    }
-    let resolved = match resolve(&workspace, &args.provider) {
+    let workspace = match Workspace::new(&dir) {
+        Ok(w) if w.root().is_dir() => Arc::new(w),
+        _ => {
+            failed(
+                json_mode,
+                "usage",
+                &format!("not a directory: {}", dir.display()),
+            );
+            return ExitCode::Usage;
+        }
+    };
+    let (resolved, hooks) = match resolve(workspace.root(), &args.provider) {
         Ok(r) => r,
         Err(e) => {
-            failed(args.json, "config", &e.to_string());
+            failed(json_mode, "config", &e.to_string());
             return ExitCode::Config;
         }
     };
     let prompt = match read_prompt(args.prompt.as_deref()) {
         Ok(p) => p,
         Err(message) => {
-            failed(args.json, "usage", &message);
+            failed(json_mode, "usage", &message);
             return ExitCode::Usage;
         }
-    };
-    let request = Request {
-        model: resolved.model.clone(),
-        system: Some(SYSTEM_PROMPT.to_owned()),
-        messages: vec![Message::user_text(prompt)],
-        tools: Vec::new(),
-        max_output_tokens: args
-            .provider
-            .max_output_tokens
-            .or(resolved.requested_max_output),
-        temperature: None,
-        thinking: args.provider.thinking.then(ThinkingConfig::default),
     };
     let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
     config.api_key = resolved.api_key.clone();
@@ -101,29 +110,54 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     let client = match Client::new(config) {
         Ok(c) => c,
         Err(e) => {
-            failed(args.json, e.kind(), &e.to_string());
+            failed(json_mode, e.kind(), &e.to_string());
             return ExitCode::Internal;
         }
     };
+    let tools = match saki_tools::builtin_server(workspace.clone()) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            failed(json_mode, "internal", &e.to_string());
+            return ExitCode::Internal;
+        }
+    };
+    let mut worker_config = WorkerConfig::new(resolved.model.clone());
+    worker_config.system_prompt = Some(system_prompt(workspace.root()));
+    worker_config.max_output_tokens = args
+        .provider
+        .max_output_tokens
+        .or(resolved.requested_max_output);
+    worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
+    worker_config.max_turns = args.max_turns as usize;
+    let mut worker = Worker::new(client, tools, worker_config);
+    worker.add_interceptor(Arc::new(ApprovalPolicy::new(
+        args.approval,
+        Arc::new(DenyWithoutAsking),
+    )));
+    if !hooks.hooks.is_empty() {
+        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));
+    }
 
-    let mut responder = Responder::new();
     let printer = PlainPrinter::default();
-    if args.json {
+    if json_mode {
         let items = JsonItems::default();
-        responder
+        worker
             .timeline_mut()
             .on_text_block(items.clone())
-            .on_thinking_block(items.clone())
-            .on_tool_use_block(items);
+            .on_thinking_block(items.clone());
+        worker.set_observer(Arc::new(move |e| items.worker_event(e)));
         emit(
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
-            "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window}),
+            "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
+            "approval": args.approval, "cwd": workspace.root()}),
         );
     } else {
-        responder
+        worker
             .timeline_mut()
             .on_text_block(printer.clone())
             .on_thinking_block(printer.clone());
+        let p = printer.clone();
+        worker.set_observer(Arc::new(move |e| p.worker_event(e)));
     }
 
     let cancel = CancellationToken::new();
@@ -133,26 +167,38 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             on_interrupt.cancel();
         }
     });
-    let result = responder.respond(&client, &request, cancel).await;
+    let result = worker.run_turn(prompt, cancel).await;
     printer.finish_line();
     match result {
-        Ok(response) => report(&response, args.json),
+        Ok(outcome) => report(&outcome, json_mode),
         Err(e) => {
-            failed(args.json, e.kind(), &e.to_string());
+            failed(json_mode, e.kind(), &e.to_string());
             exit_code_for(&e)
         }
     }
 }
 
-fn resolve(workspace: &std::path::Path, args: &ProviderArgs) -> Result<Resolved, ConfigError> {
+fn resolve(
+    workspace: &std::path::Path,
+    args: &ProviderArgs,
+) -> Result<(Resolved, Hooks), ConfigError> {
     let env = |k: &str| std::env::var(k).ok();
-    let files = config::load_files(&config::config_paths(workspace, &env))?;
+    let paths = config::config_paths(workspace, &env);
+    // Every file but the workspace's own (the last) may define hooks.
+    let files = config::load_files(&paths, paths.len().saturating_sub(1))?;
     let overrides = Overrides {
         provider: args.provider.clone(),
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     };
-    config::resolve(&files, &overrides, &env)
+    let resolved = config::resolve(&files, &overrides, &env)?;
+    let mut hooks = Hooks::new(workspace.to_path_buf());
+    for (event, list) in files.hooks {
+        for hook in list {
+            hooks.add(event, hook);
+        }
+    }
+    Ok((resolved, hooks))
 }
 
 fn read_prompt(arg: Option<&str>) -> Result<String, String> {
@@ -172,39 +218,48 @@ fn read_prompt(arg: Option<&str>) -> Result<String, String> {
     Ok(prompt)
 }
 
-fn report(response: &AssistantResponse, json_mode: bool) -> ExitCode {
-    let usage = serde_json::to_value(response.usage).unwrap_or_default();
-    if json_mode && !response.usage.is_empty() {
-        let mut event = json!({"type": "usage"});
-        if let (Some(e), Some(u)) = (event.as_object_mut(), usage.as_object()) {
-            e.extend(u.clone());
+fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
+    let usage = serde_json::to_value(outcome.usage).unwrap_or_default();
+    let completed = |status: &str, stop_reason: Option<StopReason>| {
+        if json_mode {
+            emit(
+                &json!({"type": "turn.completed", "status": status, "stop_reason": stop_reason,
+                "requests": outcome.requests, "usage": usage}),
+            );
         }
-        emit(&event);
-    }
-    match response.status {
-        ResponseStatus::Completed | ResponseStatus::Incomplete => {
-            if json_mode {
-                emit(&json!({"type": "turn.completed", "status": response.status,
-                    "stop_reason": response.stop_reason, "usage": usage}));
-            }
-            if response.status == ResponseStatus::Incomplete {
-                eprintln!("warning: the provider ended the stream without a finish reason; the answer may be incomplete");
-            }
+    };
+    match &outcome.status {
+        TurnStatus::Completed { stop_reason } => {
+            completed("completed", *stop_reason);
             ExitCode::Success
         }
-        ResponseStatus::Cancelled => {
+        TurnStatus::Incomplete => {
+            completed("incomplete", None);
+            eprintln!("warning: the provider ended the stream without a finish reason; the answer may be incomplete");
+            ExitCode::Success
+        }
+        TurnStatus::MaxTurns => {
+            completed("max_turns", None);
+            eprintln!("warning: stopped after {} model requests (--max-turns); the task may be unfinished", outcome.requests);
+            ExitCode::MaxTurns
+        }
+        TurnStatus::PromptCancelled { reason } => {
+            failed(
+                json_mode,
+                "prompt_cancelled",
+                &format!("the prompt was cancelled by a hook: {reason}"),
+            );
+            ExitCode::PromptCancelled
+        }
+        TurnStatus::Cancelled => {
             failed(json_mode, "cancelled", "cancelled");
             ExitCode::Interrupted
         }
-        ResponseStatus::Failed | ResponseStatus::Started => {
-            let message = response
-                .error
-                .as_ref()
-                .map(|e| match &e.code {
-                    Some(code) => format!("the provider reported an error ({code}): {}", e.message),
-                    None => format!("the provider reported an error: {}", e.message),
-                })
-                .unwrap_or_else(|| "the response failed".to_owned());
+        TurnStatus::Failed { error } => {
+            let message = match &error.code {
+                Some(code) => format!("the provider reported an error ({code}): {}", error.message),
+                None => format!("the provider reported an error: {}", error.message),
+            };
             failed(json_mode, "stream_failed", &message);
             ExitCode::Provider
         }

@@ -13,6 +13,10 @@ pub enum ExitCode {
     /// The provider or the network failed: server errors, timeouts, broken stream,
     /// rate limits that outlasted the retries.
     Provider = 5,
+    /// The turn stopped at `--max-turns` model requests.
+    MaxTurns = 6,
+    /// A hook cancelled the prompt before it was sent.
+    PromptCancelled = 7,
     /// Cancelled with Ctrl+C.
     Interrupted = 130,
 }

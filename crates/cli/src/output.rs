@@ -2,8 +2,8 @@
 //! (schema in docs/events.md). Both are Timeline handlers fed as events arrive.
 
 use saki_llm_worker::{
-    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind,
-    ToolUseBlockEvent, ToolUseBlockKind,
+    Handler, Item, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind,
+    WorkerEvent,
 };
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
@@ -145,24 +145,89 @@ impl Handler<ThinkingBlockKind> for JsonItems {
     }
 }
 
-impl Handler<ToolUseBlockKind> for JsonItems {
-    type Scope = ItemScope;
-    fn on_event(&mut self, scope: &mut ItemScope, event: &ToolUseBlockEvent) {
-        const KIND: &str = "tool_call";
+impl JsonItems {
+    fn next_id(&self) -> String {
+        format!("item_{}", self.next_item.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Tool calls and results, announced by the Worker once they carry their batch context.
+    pub fn worker_event(&self, event: &WorkerEvent) {
         match event {
-            ToolUseBlockEvent::Start(s) => {
-                self.begin(scope, KIND, json!({"call_id": s.id, "name": s.name}));
-            }
-            ToolUseBlockEvent::InputJsonDelta(j) => self.delta(scope, KIND, "tool_arguments", j),
-            ToolUseBlockEvent::Signature(_) => {}
-            ToolUseBlockEvent::Stop(s) => {
-                let arguments = std::mem::take(&mut scope.buffer);
-                self.complete(
-                    scope,
-                    KIND,
-                    json!({"call_id": s.id, "name": s.name, "arguments": arguments}),
+            WorkerEvent::Committed(Item::ToolCall {
+                name,
+                arguments,
+                ctx,
+                ..
+            }) => {
+                emit(
+                    &json!({"type": "item.completed", "item": {"id": self.next_id(), "kind": "tool_call",
+                    "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index,
+                    "name": name, "arguments": arguments}}),
                 );
             }
+            WorkerEvent::ToolStarted { name, ctx } => {
+                emit(
+                    &json!({"type": "item.started", "item": {"id": self.next_id(), "kind": "tool_result",
+                    "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index, "name": name}}),
+                );
+            }
+            WorkerEvent::Committed(Item::ToolResult {
+                name,
+                content,
+                status,
+                ctx,
+            }) => {
+                emit(
+                    &json!({"type": "item.completed", "item": {"id": self.next_id(), "kind": "tool_result",
+                    "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index,
+                    "name": name, "status": status, "output": content}}),
+                );
+            }
+            WorkerEvent::Usage(usage) => {
+                let mut event = json!({"type": "usage"});
+                if let (Some(e), Ok(Value::Object(u))) =
+                    (event.as_object_mut(), serde_json::to_value(usage))
+                {
+                    e.extend(u);
+                }
+                emit(&event);
+            }
+            WorkerEvent::RequestStarted { .. } | WorkerEvent::Committed(_) => {}
+        }
+    }
+}
+
+impl PlainPrinter {
+    /// One compact line per tool call on stderr: `⏺ read_file src/main.rs → 120 lines`.
+    pub fn worker_event(&self, event: &WorkerEvent) {
+        if let WorkerEvent::Committed(Item::ToolResult {
+            name,
+            content,
+            status,
+            ctx: _,
+        }) = event
+        {
+            self.finish_line();
+            let first_line = content
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(100)
+                .collect::<String>();
+            let status = serde_json::to_value(status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            eprintln!("[tool] {name}: {status} — {first_line}");
+        }
+        if let WorkerEvent::Committed(Item::ToolCall {
+            name, arguments, ..
+        }) = event
+        {
+            self.finish_line();
+            let args: String = arguments.chars().take(120).collect();
+            eprintln!("[tool] {name} {args}");
         }
     }
 }

@@ -1,10 +1,22 @@
 //! saki-llm-worker: the Timeline (Kind / Handler / Scope dispatch over the normalized
-//! event stream), the built-in collectors, and the [`Responder`] that runs one request.
+//! event stream), the built-in collectors, the [`Responder`] that runs one request, and
+//! the [`Worker`] loop with its Tool API, interceptors and user hooks.
 
 pub mod handler;
+pub mod hook;
+pub mod interceptor;
+pub mod item;
 pub mod responder;
 pub mod timeline;
+pub mod tool;
+pub mod worker;
 
 pub use handler::*;
+pub use interceptor::{
+    Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
+};
+pub use item::{to_messages, Item, ToolResultStatus};
 pub use responder::{AssistantResponse, Responder};
 pub use timeline::Timeline;
+pub use tool::{Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer, ToolServerError};
+pub use worker::{Observer, TurnOutcome, TurnStatus, Worker, WorkerConfig, WorkerEvent};

@@ -1,0 +1,250 @@
+//! User hooks: external commands a person configures for the events UserPromptSubmit,
+//! PreToolUse, PostToolUse, Stop and PreCompress. A hook sees the event as JSON on
+//! stdin and may block (cancel a prompt, deny a tool call) — nothing more: it cannot add
+//! items, which is what keeps hooks read-only. Protocol: docs/hooks.md.
+
+use crate::interceptor::{
+    Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
+};
+use crate::item::Item;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+pub enum HookEvent {
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    Stop,
+    PreCompress,
+}
+
+impl HookEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Stop => "Stop",
+            HookEvent::PreCompress => "PreCompress",
+        }
+    }
+}
+
+/// One configured hook command.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    /// Run with `sh -c` in the workspace.
+    pub command: String,
+    /// Regex on the tool name (tool events only); absent matches every tool.
+    pub matcher: Option<String>,
+    /// Seconds before the hook is killed and ignored (default 30).
+    pub timeout_secs: Option<u64>,
+}
+
+/// What a hook may say: nothing more than "go on" or "stop this".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDecision {
+    Continue,
+    Block(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    pub hooks: Vec<(HookEvent, HookConfig)>,
+    pub cwd: PathBuf,
+}
+
+impl Hooks {
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            hooks: Vec::new(),
+            cwd,
+        }
+    }
+
+    pub fn add(&mut self, event: HookEvent, config: HookConfig) {
+        self.hooks.push((event, config));
+    }
+
+    /// Runs every hook for `event` (in configuration order) until one blocks.
+    pub async fn run(
+        &self,
+        event: HookEvent,
+        tool_name: Option<&str>,
+        payload: Value,
+    ) -> HookDecision {
+        for (e, hook) in &self.hooks {
+            if *e != event || !matches(hook, tool_name) {
+                continue;
+            }
+            let mut input = json!({"event": event.as_str(), "cwd": self.cwd});
+            if let (Value::Object(i), Value::Object(p)) = (&mut input, &payload) {
+                i.extend(p.clone());
+            }
+            if let HookDecision::Block(reason) = run_one(hook, &self.cwd, &input).await {
+                return HookDecision::Block(reason);
+            }
+        }
+        HookDecision::Continue
+    }
+}
+
+fn matches(hook: &HookConfig, tool_name: Option<&str>) -> bool {
+    match (&hook.matcher, tool_name) {
+        (None, _) | (Some(_), None) => true,
+        (Some(pattern), Some(name)) => match regex::Regex::new(&format!("^(?:{pattern})$")) {
+            Ok(re) => re.is_match(name),
+            Err(e) => {
+                tracing::warn!(%pattern, error = %e, "invalid hook matcher; the hook runs for every tool");
+                true
+            }
+        },
+    }
+}
+
+#[derive(Deserialize)]
+struct HookReply {
+    decision: Option<String>,
+    reason: Option<String>,
+}
+
+/// Exit 0: continue, unless stdout is JSON with `"decision": "block" | "deny"`.
+/// Exit 2: block, with stderr as the reason. Any other failure (other exit codes,
+/// timeout, cannot start) is reported and does not block.
+async fn run_one(hook: &HookConfig, cwd: &PathBuf, input: &Value) -> HookDecision {
+    let timeout = Duration::from_secs(hook.timeout_secs.unwrap_or(30));
+    let child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&hook.command)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(command = %hook.command, error = %e, "hook could not start");
+            return HookDecision::Continue;
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let bytes = input.to_string();
+        // A hook that does not read its input is fine.
+        let _ = stdin.write_all(bytes.as_bytes()).await;
+    }
+    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            tracing::warn!(command = %hook.command, error = %e, "hook failed");
+            return HookDecision::Continue;
+        }
+        Err(_) => {
+            tracing::warn!(command = %hook.command, secs = timeout.as_secs(), "hook timed out and was ignored");
+            return HookDecision::Continue;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    match output.status.code() {
+        Some(0) => match serde_json::from_str::<HookReply>(stdout.trim()) {
+            Ok(HookReply {
+                decision: Some(d),
+                reason,
+            }) if d == "block" || d == "deny" => HookDecision::Block(
+                reason.unwrap_or_else(|| format!("blocked by hook `{}`", hook.command)),
+            ),
+            _ => HookDecision::Continue,
+        },
+        Some(2) => HookDecision::Block(if stderr.is_empty() {
+            format!("blocked by hook `{}`", hook.command)
+        } else {
+            stderr
+        }),
+        code => {
+            tracing::warn!(command = %hook.command, ?code, %stderr, "hook exited with an error; ignored");
+            HookDecision::Continue
+        }
+    }
+}
+
+/// Adapts hooks onto the Worker's interceptor points, keeping them read-only.
+pub struct HookInterceptor {
+    hooks: Hooks,
+}
+
+impl HookInterceptor {
+    pub fn new(hooks: Hooks) -> Self {
+        Self { hooks }
+    }
+}
+
+fn call_payload(call: &ToolCallInfo) -> Value {
+    json!({"tool_name": call.name, "tool_input": call.input, "call_id": call.ctx.call_id,
+        "batch_id": call.ctx.batch_id, "call_index": call.ctx.call_index})
+}
+
+#[async_trait::async_trait]
+impl Interceptor for HookInterceptor {
+    async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
+        let prompt = match user {
+            Item::User { text } => text.clone(),
+            _ => String::new(),
+        };
+        match self
+            .hooks
+            .run(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))
+            .await
+        {
+            HookDecision::Continue => PromptAction::Continue,
+            HookDecision::Block(reason) => PromptAction::Cancel(reason),
+        }
+    }
+
+    async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
+        match self
+            .hooks
+            .run(HookEvent::PreToolUse, Some(&call.name), call_payload(call))
+            .await
+        {
+            HookDecision::Continue => ToolAction::Allow,
+            HookDecision::Block(reason) => ToolAction::Deny(reason),
+        }
+    }
+
+    async fn post_tool_call(&self, result: &ToolResultInfo) {
+        let mut payload = call_payload(&result.call);
+        if let Value::Object(p) = &mut payload {
+            p.insert("tool_output".into(), json!(result.content));
+            p.insert("status".into(), json!(result.status));
+        }
+        // PostToolUse observes; a block here has nothing left to stop.
+        let _ = self
+            .hooks
+            .run(HookEvent::PostToolUse, Some(&result.call.name), payload)
+            .await;
+    }
+
+    async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
+        let last = history.iter().rev().find_map(|i| match i {
+            Item::AssistantText { text } => Some(text.clone()),
+            _ => None,
+        });
+        let _ = self
+            .hooks
+            .run(
+                HookEvent::Stop,
+                None,
+                json!({"last_assistant_message": last}),
+            )
+            .await;
+        TurnEndAction::Finish
+    }
+}

@@ -1,0 +1,65 @@
+//! Interceptors: the privileged, internal extension points of the Worker. Only they can
+//! add items to history. User hooks (`hook.rs`) are adapted onto this trait with a
+//! smaller, read-only vocabulary.
+
+use crate::item::{Item, ToolResultStatus};
+use crate::tool::ToolExecutionContext;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptAction {
+    Continue,
+    Cancel(String),
+    /// Continue, and append these items right after the user item.
+    ContinueWith(Vec<Item>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolAction {
+    Allow,
+    Deny(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEndAction {
+    Finish,
+    /// Append these items and ask the model again.
+    ContinueWithMessages(Vec<Item>),
+}
+
+/// A tool call about to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallInfo {
+    pub name: String,
+    pub arguments: String,
+    /// The parsed arguments (calls with invalid JSON never reach interceptors).
+    pub input: serde_json::Value,
+    pub ctx: ToolExecutionContext,
+}
+
+/// A tool call that has run (or was refused).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResultInfo {
+    pub call: ToolCallInfo,
+    pub content: String,
+    pub status: ToolResultStatus,
+}
+
+#[async_trait::async_trait]
+pub trait Interceptor: Send + Sync {
+    async fn on_prompt_submit(&self, _user: &Item) -> PromptAction {
+        PromptAction::Continue
+    }
+
+    /// Runs for every call of a batch, in call order, before any of them executes.
+    async fn pre_tool_call(&self, _call: &ToolCallInfo) -> ToolAction {
+        ToolAction::Allow
+    }
+
+    /// Runs for every call of a batch, in call order, after all of them finished.
+    async fn post_tool_call(&self, _result: &ToolResultInfo) {}
+
+    /// Runs when a response has no tool calls.
+    async fn on_turn_end(&self, _history: &[Item]) -> TurnEndAction {
+        TurnEndAction::Finish
+    }
+}

@@ -1,0 +1,128 @@
+//! The Tool API: every tool call runs with a [`ToolExecutionContext`] telling it which
+//! response (batch) it belongs to and where in that response it stands, so a tool that
+//! needs ordering can wait on its own; the Worker keeps no scheduling policy.
+
+use saki_llm_client::ToolDefinition;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ToolExecutionContext {
+    /// The provider's (or a generated) tool call id.
+    pub call_id: String,
+    /// Identifies the assistant response whose calls form one batch.
+    pub batch_id: String,
+    /// The call's position in that response, from 0, in the model's order.
+    pub call_index: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: String,
+    /// A short one-line description for people (e.g. "42 lines"); optional.
+    pub summary: Option<String>,
+}
+
+impl ToolOutput {
+    pub fn new(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            summary: None,
+        }
+    }
+
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidInput(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn input_schema(&self) -> serde_json::Value;
+    async fn execute(
+        &self,
+        input_json: &str,
+        ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolServerError {
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+}
+
+/// The set of tools offered to the model, kept sorted by name so the tool list (and so
+/// the request prefix) is byte-stable.
+#[derive(Clone, Default)]
+pub struct ToolServer {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolServer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), ToolServerError> {
+        let name = tool.name().to_owned();
+        if self.tools.contains_key(&name) {
+            return Err(ToolServerError::Duplicate(name));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Definitions sorted by name.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .values()
+            .map(|t| ToolDefinition {
+                name: t.name().to_owned(),
+                description: t.description().to_owned(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        input_json: &str,
+        ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        match self.tools.get(name) {
+            Some(tool) => tool.execute(input_json, ctx).await,
+            None => Err(ToolError::Failed(format!(
+                "unknown tool `{name}`; available tools: {}",
+                self.names().join(", ")
+            ))),
+        }
+    }
+}

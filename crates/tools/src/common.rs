@@ -1,0 +1,64 @@
+//! Helpers every built-in tool shares.
+
+use saki_llm_worker::ToolError;
+use serde::de::DeserializeOwned;
+
+/// Largest tool output the model sees, in bytes (about 4k tokens).
+pub const TOOL_OUTPUT_MAX_BYTES: usize = 16 * 1024;
+
+pub fn parse_args<T: DeserializeOwned>(input_json: &str) -> Result<T, ToolError> {
+    serde_json::from_str(input_json).map_err(|e| ToolError::InvalidInput(e.to_string()))
+}
+
+pub fn failed(e: impl std::fmt::Display) -> ToolError {
+    ToolError::Failed(e.to_string())
+}
+
+/// The largest prefix of `s` that fits in `max` bytes and ends on a char boundary.
+pub fn prefix_at_boundary(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The largest suffix of `s` that fits in `max` bytes and starts on a char boundary.
+pub fn suffix_at_boundary(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// Binary: a NUL byte in the first 8 KiB, or not UTF-8.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
+}
+
+/// Writes atomically: a temporary file in the same directory, then a rename. An
+/// existing file's permissions are kept. Parent directories are created.
+pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".saki-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(contents)?;
+    tmp.as_file().sync_all()?;
+    if let Some(p) = permissions {
+        std::fs::set_permissions(tmp.path(), p)?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

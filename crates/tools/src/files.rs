@@ -1,0 +1,226 @@
+//! read_file, write_file and edit.
+
+use crate::common::{
+    failed, looks_binary, parse_args, prefix_at_boundary, write_atomic, TOOL_OUTPUT_MAX_BYTES,
+};
+use crate::workspace::Workspace;
+use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub struct ReadFile(pub Arc<Workspace>);
+pub struct WriteFile(pub Arc<Workspace>);
+pub struct Edit(pub Arc<Workspace>);
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    /// First line to show, 1-based.
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[async_trait::async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> &str {
+        "Read a text file. Optional offset (first line, 1-based) and limit (number of lines) for large files."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace root"},
+            "offset": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1}
+        }, "required": ["path"]})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: ReadArgs = parse_args(input)?;
+        let path = self.0.resolve(&args.path).map_err(failed)?;
+        if path.is_dir() {
+            return Err(failed(format!("{} is a directory; use ls", args.path)));
+        }
+        let bytes =
+            std::fs::read(&path).map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
+        if looks_binary(&bytes) {
+            return Err(failed(format!(
+                "{} is a binary file ({} bytes); not shown",
+                args.path,
+                bytes.len()
+            )));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(render_lines(&text, args.offset.unwrap_or(1), args.limit))
+    }
+}
+
+/// Selects lines and caps the output, saying how to read on when cut.
+fn render_lines(text: &str, offset: usize, limit: Option<usize>) -> ToolOutput {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total = lines.len();
+    let first = offset.max(1);
+    if first > total.max(1) {
+        return ToolOutput::new(format!(
+            "[the file has {total} lines; offset {first} is past the end]"
+        ));
+    }
+    let wanted = &lines[first - 1..limit.map_or(total, |l| (first - 1 + l).min(total))];
+    let mut out = String::new();
+    let mut shown = 0;
+    for line in wanted {
+        if out.len() + line.len() > TOOL_OUTPUT_MAX_BYTES {
+            if shown == 0 {
+                out.push_str(prefix_at_boundary(line, TOOL_OUTPUT_MAX_BYTES));
+                shown = 1;
+            }
+            break;
+        }
+        out.push_str(line);
+        shown += 1;
+    }
+    let last = first - 1 + shown;
+    let summary = format!("{shown} lines");
+    if last < total {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[...truncated: showing lines {first}-{last} of {total}; use offset={} to read more]",
+            last + 1
+        ));
+    }
+    ToolOutput::new(out).with_summary(summary)
+}
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+    fn description(&self) -> &str {
+        "Create or overwrite a file with the given content. Prefer edit for changes to existing files."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "content": {"type": "string", "description": "The complete new file content"}
+        }, "required": ["path", "content"]})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: WriteArgs = parse_args(input)?;
+        let path = self.0.resolve_for_write(&args.path).map_err(failed)?;
+        if path.is_dir() {
+            return Err(failed(format!("{} is a directory", args.path)));
+        }
+        let existed = path.exists();
+        write_atomic(&path, args.content.as_bytes())
+            .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
+        let verb = if existed { "overwrote" } else { "created" };
+        let msg = format!(
+            "{verb} {} ({} bytes)",
+            self.0.display(&path),
+            args.content.len()
+        );
+        Ok(ToolOutput::new(msg.clone()).with_summary(msg))
+    }
+}
+
+#[derive(Deserialize)]
+struct EditArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Edit {
+    fn name(&self) -> &str {
+        "edit"
+    }
+    fn description(&self) -> &str {
+        "Replace an exact string in a file. old_string must match exactly once unless replace_all is true. Returns a unified diff."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "old_string": {"type": "string", "description": "Exact text to replace, including whitespace"},
+            "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean", "default": false}
+        }, "required": ["path", "old_string", "new_string"]})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: EditArgs = parse_args(input)?;
+        if args.old_string.is_empty() {
+            return Err(ToolError::InvalidInput(
+                "old_string is empty; use write_file to create a file".into(),
+            ));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::InvalidInput(
+                "old_string and new_string are the same".into(),
+            ));
+        }
+        let path = self.0.resolve(&args.path).map_err(failed)?;
+        let bytes =
+            std::fs::read(&path).map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
+        if looks_binary(&bytes) {
+            return Err(failed(format!("{} is a binary file", args.path)));
+        }
+        let before = String::from_utf8_lossy(&bytes).into_owned();
+        let count = before.matches(&args.old_string).count();
+        match (count, args.replace_all) {
+            (0, _) => return Err(failed(format!("old_string was not found in {}", args.path))),
+            (n, false) if n > 1 => {
+                return Err(failed(format!(
+                    "old_string matches {n} places in {}; include more surrounding text to make it unique, or set replace_all",
+                    args.path
+                )))
+            }
+            _ => {}
+        }
+        let after = if args.replace_all {
+            before.replace(&args.old_string, &args.new_string)
+        } else {
+            before.replacen(&args.old_string, &args.new_string, 1)
+        };
+        write_atomic(&path, after.as_bytes())
+            .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
+        let shown = self.0.display(&path);
+        let diff = similar::TextDiff::from_lines(&before, &after)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{shown}"), &format!("b/{shown}"))
+            .to_string();
+        let summary = format!(
+            "{count} replacement{} in {shown}",
+            if count == 1 { "" } else { "s" }
+        );
+        Ok(ToolOutput::new(format!(
+            "{summary}\n{}",
+            prefix_at_boundary(&diff, TOOL_OUTPUT_MAX_BYTES)
+        ))
+        .with_summary(summary))
+    }
+}

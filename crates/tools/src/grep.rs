@@ -1,0 +1,170 @@
+//! grep: regex search over the workspace with the ripgrep crates (`ignore` for the
+//! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
+
+use crate::common::{failed, parse_args};
+use crate::workspace::Workspace;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{sinks::UTF8, BinaryDetection, SearcherBuilder};
+use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Matching lines shown to the model; the total is still counted.
+pub const MAX_MATCHES: usize = 200;
+const MAX_LINE_CHARS: usize = 300;
+
+pub struct Grep(pub Arc<Workspace>);
+
+#[derive(Deserialize)]
+struct GrepArgs {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(default)]
+    case_insensitive: bool,
+}
+
+/// One match: path as shown, 1-based line number, line text.
+pub type Match = (String, u64, String);
+
+/// Searches `base` (a file or directory). Returns up to `max` matches sorted by path
+/// and line, and the total number of matching lines.
+pub fn search(
+    base: &Path,
+    shown_root: &Path,
+    pattern: &str,
+    glob: Option<&str>,
+    case_insensitive: bool,
+    max: usize,
+) -> Result<(Vec<Match>, usize), ToolError> {
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        .build(pattern)
+        .map_err(|e| ToolError::InvalidInput(format!("bad regex: {e}")))?;
+    let mut walker = ignore::WalkBuilder::new(base);
+    if let Some(g) = glob {
+        let mut overrides = ignore::overrides::OverrideBuilder::new(base);
+        overrides
+            .add(g)
+            .map_err(|e| ToolError::InvalidInput(format!("bad glob: {e}")))?;
+        walker.overrides(
+            overrides
+                .build()
+                .map_err(|e| ToolError::InvalidInput(format!("bad glob: {e}")))?,
+        );
+    }
+    let found: Mutex<Vec<Match>> = Mutex::new(Vec::new());
+    let total = AtomicUsize::new(0);
+    walker.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .build();
+        let (found, total) = (&found, &total);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            let path = entry.path();
+            let shown = shown_path(path, shown_root);
+            let mut local: Vec<Match> = Vec::new();
+            let _ = searcher.search_path(
+                &matcher,
+                path,
+                UTF8(|line_number, line| {
+                    let n = total.fetch_add(1, Ordering::Relaxed);
+                    if n < max {
+                        let text: String = line
+                            .trim_end_matches(['\n', '\r'])
+                            .chars()
+                            .take(MAX_LINE_CHARS)
+                            .collect();
+                        local.push((shown.clone(), line_number, text));
+                    }
+                    Ok(true)
+                }),
+            );
+            if !local.is_empty() {
+                found
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend(local);
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    found.sort();
+    Ok((found, total.into_inner()))
+}
+
+fn shown_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+#[async_trait::async_trait]
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+    fn description(&self) -> &str {
+        "Search file contents with a regular expression, respecting .gitignore. Output: path:line:text."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)"},
+            "path": {"type": "string", "description": "File or directory to search (default: workspace root)"},
+            "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.rs"},
+            "case_insensitive": {"type": "boolean", "default": false}
+        }, "required": ["pattern"]})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: GrepArgs = parse_args(input)?;
+        let base = self
+            .0
+            .resolve(args.path.as_deref().unwrap_or("."))
+            .map_err(failed)?;
+        let root = self.0.root().to_path_buf();
+        let (matches, total) = tokio::task::spawn_blocking(move || {
+            search(
+                &base,
+                &root,
+                &args.pattern,
+                args.glob.as_deref(),
+                args.case_insensitive,
+                MAX_MATCHES,
+            )
+        })
+        .await
+        .map_err(failed)??;
+        if total == 0 {
+            return Ok(ToolOutput::new("no matches").with_summary("0 matches"));
+        }
+        let mut out: String = matches
+            .iter()
+            .map(|(p, n, t)| format!("{p}:{n}:{t}\n"))
+            .collect();
+        if total > matches.len() {
+            out.push_str(&format!(
+                "[...{} more matches not shown; narrow the pattern or path]",
+                total - matches.len()
+            ));
+        }
+        Ok(ToolOutput::new(out.trim_end().to_owned()).with_summary(format!("{total} matches")))
+    }
+}

@@ -1,0 +1,40 @@
+//! saki-tools: the built-in tools, all scoped to the workspace, the approval policy and
+//! the shell safety classifier.
+
+pub mod approval;
+pub mod common;
+mod files;
+pub mod grep;
+mod listing;
+pub mod shell;
+#[path = "shell_safety_pending.rs"]
+pub mod shell_safety;
+pub mod workspace;
+
+pub use approval::{ApprovalMode, ApprovalPolicy, Approver, DenyWithoutAsking};
+pub use workspace::{ScopeError, Workspace};
+
+use saki_llm_worker::{Tool, ToolServer, ToolServerError};
+use std::sync::Arc;
+
+/// The built-in tools, bound to one workspace.
+pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(files::ReadFile(workspace.clone())),
+        Arc::new(files::WriteFile(workspace.clone())),
+        Arc::new(files::Edit(workspace.clone())),
+        Arc::new(listing::Ls(workspace.clone())),
+        Arc::new(listing::Glob(workspace.clone())),
+        Arc::new(grep::Grep(workspace.clone())),
+        Arc::new(shell::Shell(workspace)),
+    ]
+}
+
+/// A tool server holding the built-in tools.
+pub fn builtin_server(workspace: Arc<Workspace>) -> Result<ToolServer, ToolServerError> {
+    let mut server = ToolServer::new();
+    for tool in builtin_tools(workspace) {
+        server.register(tool)?;
+    }
+    Ok(server)
+}
