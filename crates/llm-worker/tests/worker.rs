@@ -1,0 +1,526 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The Worker loop over real HTTP: batches and their context, parallel execution,
+//! interceptors, synthetic results, cancellation, and well-formed history.
+
+use saki_llm_client::*;
+use saki_llm_worker::*;
+use saki_testkit::{MockServer, Reply, Turn};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Records every context it runs with; optionally waits on a shared barrier.
+struct Probe {
+    name: &'static str,
+    seen: Arc<Mutex<Vec<ToolExecutionContext>>>,
+    barrier: Option<Arc<tokio::sync::Barrier>>,
+    hang: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Probe {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "test probe"
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.seen.lock().unwrap().push(ctx.clone());
+        if let Some(b) = &self.barrier {
+            b.wait().await;
+        }
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        if input.contains("fail") {
+            return Err(ToolError::Failed("probe failed on purpose".into()));
+        }
+        Ok(ToolOutput::new(format!(
+            "{} ran #{}",
+            self.name, ctx.call_index
+        )))
+    }
+}
+
+struct Setup {
+    server: MockServer,
+    seen: Arc<Mutex<Vec<ToolExecutionContext>>>,
+    events: Arc<Mutex<Vec<WorkerEvent>>>,
+}
+
+fn setup_with(
+    wire: WireApi,
+    barrier: Option<Arc<tokio::sync::Barrier>>,
+    hang: bool,
+) -> (Setup, Worker) {
+    let server = MockServer::start().unwrap();
+    let base = match wire {
+        WireApi::Chat | WireApi::Responses => server.openai_url(),
+        _ => server.url(),
+    };
+    let client = Client::new(ClientConfig::new(wire, base)).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut tools = ToolServer::new();
+    for name in ["alpha", "beta"] {
+        tools
+            .register(Arc::new(Probe {
+                name,
+                seen: seen.clone(),
+                barrier: barrier.clone(),
+                hang,
+            }))
+            .unwrap();
+    }
+    let mut worker = Worker::new(client, Arc::new(tools), WorkerConfig::new("m"));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    worker.set_observer(Arc::new(move |e| sink.lock().unwrap().push(e.clone())));
+    (
+        Setup {
+            server,
+            seen,
+            events,
+        },
+        worker,
+    )
+}
+
+fn setup() -> (Setup, Worker) {
+    setup_with(WireApi::Chat, None, false)
+}
+
+/// Every tool call is followed, in the same batch order, by exactly one result.
+fn assert_well_formed(history: &[Item]) {
+    let mut open: Vec<String> = Vec::new();
+    for item in history {
+        match item {
+            Item::ToolCall { ctx, .. } => open.push(ctx.call_id.clone()),
+            Item::ToolResult { ctx, .. } => {
+                assert_eq!(
+                    open.first(),
+                    Some(&ctx.call_id),
+                    "result out of order: {history:#?}"
+                );
+                open.remove(0);
+            }
+            _ => assert!(open.is_empty(), "a call has no result before {item:?}"),
+        }
+    }
+    assert!(open.is_empty(), "calls without results: {open:?}");
+}
+
+fn results(history: &[Item]) -> Vec<(String, ToolResultStatus, ToolExecutionContext)> {
+    history
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult {
+                content,
+                status,
+                ctx,
+                ..
+            } => Some((content.clone(), *status, ctx.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn batches_carry_context_and_results_go_back_in_call_order() {
+    for wire in WireApi::ALL {
+        let (s, mut worker) = setup_with(wire, None, false);
+        s.server.push(
+            Turn::new()
+                .with_tool_call("c1", "alpha", "{}")
+                .with_tool_call("c2", "beta", "{}")
+                .with_tool_call("c3", "alpha", "{}"),
+        );
+        s.server
+            .push(Turn::new().with_tool_call("c4", "beta", "{}"));
+        s.server.push(Turn::text("done"));
+        let outcome = worker
+            .run_turn("go", CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(
+            matches!(outcome.status, TurnStatus::Completed { .. }),
+            "{wire}: {outcome:?}"
+        );
+        assert_eq!(outcome.requests, 3);
+        let history = worker.history();
+        assert_well_formed(history);
+        let r = results(history);
+        assert_eq!(r.len(), 4, "{wire}");
+        let (first, second) = (&r[0].2.batch_id, &r[3].2.batch_id);
+        assert!(
+            r[..3].iter().all(|x| &x.2.batch_id == first),
+            "{wire}: one batch per response"
+        );
+        assert_ne!(first, second, "{wire}: batches differ");
+        assert_eq!(
+            r.iter().map(|x| x.2.call_index).collect::<Vec<_>>(),
+            [0, 1, 2, 0]
+        );
+        assert_eq!(r[1].0, "beta ran #1");
+        let mut seen = s.seen.lock().unwrap().clone();
+        seen.sort_by_key(|c| (c.batch_id.clone(), c.call_index));
+        assert_eq!(
+            seen.iter().map(|c| c.call_index).collect::<Vec<_>>(),
+            [0, 1, 2, 0],
+            "{wire}: tools saw their context"
+        );
+        if wire != WireApi::Gemini {
+            assert_eq!(seen[0].call_id, "c1");
+        }
+        // The second request carried the first batch's calls and results.
+        let requests = s.server.requests();
+        let body = requests[1].body.to_string();
+        assert!(
+            body.contains("alpha ran #0") && body.contains("beta ran #1"),
+            "{wire}: {body}"
+        );
+        assert_eq!(
+            worker.history().last(),
+            Some(&Item::AssistantText {
+                text: "done".into()
+            })
+        );
+    }
+}
+
+#[tokio::test]
+async fn approved_calls_run_in_parallel() {
+    // Each call waits until both have started: sequential execution would never finish.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let (s, mut worker) = setup_with(WireApi::Anthropic, Some(barrier), false);
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    s.server.push(Turn::text("both ran"));
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(30),
+        worker.run_turn("go", CancellationToken::new()),
+    )
+    .await
+    .expect("tools did not run in parallel (deadlock)")
+    .unwrap();
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert!(results(worker.history())
+        .iter()
+        .all(|r| r.1 == ToolResultStatus::Success));
+}
+
+#[tokio::test]
+async fn invalid_arguments_and_unknown_tools_become_error_results() {
+    let (s, mut worker) = setup();
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{\"path\": tru")
+            .with_tool_call("c2", "nope", "{}")
+            .with_tool_call("c3", "beta", "[1]")
+            .with_tool_call("c4", "alpha", "{\"fail\":1}"),
+    );
+    s.server.push(Turn::text("ok"));
+    worker
+        .run_turn("go", CancellationToken::new())
+        .await
+        .unwrap();
+    let r = results(worker.history());
+    assert_eq!(
+        r.iter().map(|x| x.1).collect::<Vec<_>>(),
+        [ToolResultStatus::Error; 4]
+    );
+    assert!(
+        r[0].0.contains("invalid JSON") && r[0].0.contains("tru"),
+        "{}",
+        r[0].0
+    );
+    assert!(r[1].0.contains("unknown tool `nope`") && r[1].0.contains("alpha, beta"));
+    assert!(r[2].0.contains("expected a JSON object"));
+    assert_eq!(r[3].0, "probe failed on purpose");
+    assert_eq!(
+        r.iter().map(|x| x.2.call_index).collect::<Vec<_>>(),
+        [0, 1, 2, 3],
+        "synthetic results keep context"
+    );
+    assert_eq!(s.seen.lock().unwrap().len(), 1, "only the valid call ran");
+    // The model saw them as errors.
+    let body = &s.server.requests()[1].body;
+    let tool_msgs: Vec<_> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tool_msgs.len(), 4);
+}
+
+struct Policy {
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait::async_trait]
+impl Interceptor for Policy {
+    async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
+        match user {
+            Item::User { text } if text == "forbidden" => PromptAction::Cancel("not today".into()),
+            _ => PromptAction::ContinueWith(vec![Item::system("[File: a.txt]\nhello")]),
+        }
+    }
+    async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("pre {}", call.ctx.call_index));
+        if call.name == "beta" {
+            ToolAction::Deny("beta is off limits".into())
+        } else {
+            ToolAction::Allow
+        }
+    }
+    async fn post_tool_call(&self, result: &ToolResultInfo) {
+        self.log.lock().unwrap().push(format!(
+            "post {} {:?}",
+            result.call.ctx.call_index, result.status
+        ));
+    }
+    async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
+        let nudged = history
+            .iter()
+            .any(|i| matches!(i, Item::System { text } if text == "keep going"));
+        if nudged {
+            TurnEndAction::Finish
+        } else {
+            TurnEndAction::ContinueWithMessages(vec![Item::system("keep going")])
+        }
+    }
+}
+
+#[tokio::test]
+async fn interceptors_add_items_deny_calls_and_continue_turns() {
+    let (s, mut worker) = setup();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    worker.add_interceptor(Arc::new(Policy { log: log.clone() }));
+
+    let outcome = worker
+        .run_turn("forbidden", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        TurnStatus::PromptCancelled {
+            reason: "not today".into()
+        }
+    );
+    assert!(
+        s.server.requests().is_empty(),
+        "a cancelled prompt sends nothing"
+    );
+    assert!(worker.history().is_empty());
+
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    s.server.push(Turn::text("first answer"));
+    s.server.push(Turn::text("second answer"));
+    let outcome = worker
+        .run_turn("read it", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.requests, 3,
+        "on_turn_end asked for one more request"
+    );
+    let h = worker.history();
+    assert_eq!(h[0], Item::user("read it"));
+    assert_eq!(
+        h[1],
+        Item::system("[File: a.txt]\nhello"),
+        "ContinueWith items follow the user item"
+    );
+    assert_well_formed(h);
+    let r = results(h);
+    assert_eq!(r[1].1, ToolResultStatus::Denied);
+    assert!(r[1].0.contains("off limits"));
+    assert_eq!(r[1].2.call_index, 1);
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["pre 0", "pre 1", "post 0 Success", "post 1 Denied"]
+    );
+    assert_eq!(s.seen.lock().unwrap().len(), 1, "the denied call never ran");
+    assert!(h.contains(&Item::system("keep going")));
+    let first = &s.server.requests()[0].body["messages"][0]["content"];
+    assert!(
+        first.as_str().unwrap().contains("[File: a.txt]"),
+        "system items reach the model: {first}"
+    );
+}
+
+#[tokio::test]
+async fn cancel_while_tools_run_gives_every_call_a_result() {
+    let (s, mut worker) = setup_with(WireApi::Chat, None, true);
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let seen = s.seen.clone();
+    tokio::spawn(async move {
+        while seen.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        trigger.cancel();
+    });
+    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    assert_eq!(outcome.status, TurnStatus::Cancelled);
+    assert_well_formed(worker.history());
+    let r = results(worker.history());
+    assert!(r.iter().all(|x| x.1 == ToolResultStatus::Cancelled));
+    assert_eq!(r.iter().map(|x| x.2.call_index).collect::<Vec<_>>(), [0, 1]);
+    assert!(r
+        .iter()
+        .all(|x| x.2.batch_id == r[0].2.batch_id && !x.2.batch_id.is_empty()));
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_and_failed_streams_leave_history_well_formed() {
+    let (s, mut worker) = setup();
+    s.server
+        .push(Turn::text("one two three four five").stall_after(4));
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let events = s.events.clone();
+    tokio::spawn(async move {
+        while !events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, WorkerEvent::RequestStarted { .. }))
+        {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+    });
+    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    assert_eq!(outcome.status, TurnStatus::Cancelled);
+    assert_eq!(
+        worker.history(),
+        [Item::user("go")],
+        "the aborted text block is not committed"
+    );
+
+    // A response that carried a finished call and then failed: the call gets a skipped result.
+    s.server.push(Reply::raw_sse(concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c9\",\"function\":{\"name\":\"alpha\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: {\"error\":{\"message\":\"boom\"}}\n\n"
+    )));
+    let outcome = worker
+        .run_turn("again", CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome.status, TurnStatus::Failed { error } if error.message == "boom"),
+        "{outcome:?}"
+    );
+    assert_well_formed(worker.history());
+    let r = results(worker.history());
+    assert_eq!((r[0].1, r[0].2.call_index), (ToolResultStatus::Skipped, 0));
+}
+
+#[tokio::test]
+async fn max_turns_stops_with_results_in_place() {
+    let (s, _) = setup();
+    let mut config = WorkerConfig::new("m");
+    config.max_turns = 2;
+    let client = Client::new(ClientConfig::new(WireApi::Chat, s.server.openai_url())).unwrap();
+    let mut tools = ToolServer::new();
+    tools
+        .register(Arc::new(Probe {
+            name: "alpha",
+            seen: s.seen.clone(),
+            barrier: None,
+            hang: false,
+        }))
+        .unwrap();
+    let mut worker = Worker::new(client, Arc::new(tools), config);
+    for i in 0..3 {
+        s.server
+            .push(Turn::new().with_tool_call(format!("c{i}"), "alpha", "{}"));
+    }
+    let outcome = worker
+        .run_turn("loop forever", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.requests),
+        (TurnStatus::MaxTurns, 2)
+    );
+    assert_well_formed(worker.history());
+    assert_eq!(s.server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn tool_definitions_are_sorted_and_duplicates_refused() {
+    let (s, worker) = setup();
+    let names: Vec<_> = worker
+        .build_request()
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    let mut server = ToolServer::new();
+    let probe = || {
+        Arc::new(Probe {
+            name: "alpha",
+            seen: s.seen.clone(),
+            barrier: None,
+            hang: false,
+        })
+    };
+    server.register(probe()).unwrap();
+    assert_eq!(
+        server.register(probe()),
+        Err(ToolServerError::Duplicate("alpha".into()))
+    );
+}
+
+#[tokio::test]
+async fn usage_is_reported_per_request_and_summed_per_turn() {
+    let (s, mut worker) = setup();
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_usage(100, 10),
+    );
+    s.server.push(Turn::text("ok").with_usage(150, 5));
+    let outcome = worker
+        .run_turn("go", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.usage.input_tokens, outcome.usage.output_tokens),
+        (Some(250), Some(15))
+    );
+    let per_request = s
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, WorkerEvent::Usage(_)))
+        .count();
+    assert_eq!(per_request, 2);
+}
