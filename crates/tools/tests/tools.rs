@@ -1,0 +1,358 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Each built-in tool's edge cases, on real files and real processes.
+
+use saki_llm_worker::{ToolExecutionContext, ToolServer};
+use saki_tools::{builtin_server, Workspace};
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    server: ToolServer,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(
+        ws.join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "outside").unwrap();
+    let server = builtin_server(Arc::new(Workspace::new(&ws).unwrap())).unwrap();
+    Fixture { dir, server }
+}
+
+impl Fixture {
+    fn ws(&self) -> std::path::PathBuf {
+        self.dir.path().join("ws").canonicalize().unwrap()
+    }
+
+    async fn call(&self, name: &str, args: serde_json::Value) -> Result<String, String> {
+        let ctx = ToolExecutionContext {
+            call_id: "c".into(),
+            batch_id: "b".into(),
+            call_index: 0,
+        };
+        self.server
+            .call_tool(name, &args.to_string(), ctx)
+            .await
+            .map(|o| o.content)
+            .map_err(|e| e.to_string())
+    }
+}
+
+use serde_json::json;
+
+#[tokio::test]
+async fn read_file_pages_and_refuses_what_it_cannot_show() {
+    let f = fixture();
+    assert!(f
+        .call("read_file", json!({"path": "src/main.rs"}))
+        .await
+        .unwrap()
+        .contains("println!"));
+    let part = f
+        .call(
+            "read_file",
+            json!({"path": "src/main.rs", "offset": 2, "limit": 1}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        part.starts_with("    println!") && part.contains("showing lines 2-2 of 3; use offset=3"),
+        "{part}"
+    );
+    let err = f
+        .call("read_file", json!({"path": "nope.rs"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("does not exist"), "{err}");
+    std::fs::write(f.ws().join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+    let err = f
+        .call("read_file", json!({"path": "blob.bin"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("binary"), "{err}");
+    let big: String = (0..5000)
+        .map(|i| format!("line {i} with some padding text\n"))
+        .collect();
+    std::fs::write(f.ws().join("big.txt"), &big).unwrap();
+    let out = f
+        .call("read_file", json!({"path": "big.txt"}))
+        .await
+        .unwrap();
+    assert!(
+        out.len() < 17 * 1024 && out.contains("[...truncated: showing lines 1-"),
+        "{}",
+        out.len()
+    );
+    let err = f.call("read_file", json!({"path": 7})).await.unwrap_err();
+    assert!(err.contains("invalid arguments"), "{err}");
+}
+
+#[tokio::test]
+async fn paths_cannot_escape_the_workspace() {
+    let f = fixture();
+    for path in ["../secret.txt", "src/../../secret.txt"] {
+        let err = f
+            .call("read_file", json!({"path": path}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("outside the workspace"), "{path}: {err}");
+    }
+    let abs = f.dir.path().join("secret.txt");
+    let err = f.call("read_file", json!({"path": abs})).await.unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+    std::os::unix::fs::symlink(&abs, f.ws().join("link.txt")).unwrap();
+    let err = f
+        .call("read_file", json!({"path": "link.txt"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("outside the workspace"),
+        "symlink escape: {err}"
+    );
+    std::os::unix::fs::symlink(f.dir.path(), f.ws().join("updir")).unwrap();
+    let err = f
+        .call(
+            "write_file",
+            json!({"path": "updir/new.txt", "content": "x"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("outside the workspace"),
+        "write through a symlinked dir: {err}"
+    );
+    assert!(!f.dir.path().join("new.txt").exists());
+    let err = f
+        .call("write_file", json!({"path": "../evil.txt", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+    let err = f
+        .call("grep", json!({"pattern": "x", "path": ".."}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+    let err = f.call("ls", json!({"path": "/"})).await.unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+}
+
+#[tokio::test]
+async fn write_file_is_atomic_creates_dirs_and_keeps_permissions() {
+    let f = fixture();
+    let out = f
+        .call(
+            "write_file",
+            json!({"path": "deep/new/file.txt", "content": "hello"}),
+        )
+        .await
+        .unwrap();
+    assert!(out.starts_with("created deep/new/file.txt"), "{out}");
+    let script = f.ws().join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    f.call(
+        "write_file",
+        json!({"path": "run.sh", "content": "#!/bin/sh\necho hi\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "#!/bin/sh\necho hi\n"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(f.ws())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".saki-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary files left behind");
+}
+
+#[tokio::test]
+async fn edit_requires_a_unique_match_and_returns_a_diff() {
+    let f = fixture();
+    std::fs::write(f.ws().join("a.txt"), "x = 1\ny = 1\nx = 1\n").unwrap();
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("matches 2 places"), "{err}");
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "a.txt", "old_string": "z", "new_string": "w"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("not found"), "{err}");
+    let out = f
+        .call(
+            "edit",
+            json!({"path": "a.txt", "old_string": "y = 1", "new_string": "y = 9"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.contains("-y = 1") && out.contains("+y = 9") && out.contains("--- a/a.txt"),
+        "{out}"
+    );
+    let out = f
+        .call("edit", json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 3", "replace_all": true}))
+        .await
+        .unwrap();
+    assert!(out.starts_with("2 replacements"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join("a.txt")).unwrap(),
+        "x = 3\ny = 9\nx = 3\n"
+    );
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("does not exist"));
+}
+
+#[tokio::test]
+async fn ls_glob_and_grep_respect_gitignore() {
+    let f = fixture();
+    let ws = f.ws();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join(".gitignore"), "target/\n").unwrap();
+    std::fs::create_dir_all(ws.join("target")).unwrap();
+    std::fs::write(ws.join("target/gen.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "pub fn main_helper() {}\n").unwrap();
+    let ls = f.call("ls", json!({})).await.unwrap();
+    assert!(ls.contains("src/") && ls.contains("target/"), "{ls}");
+    let glob = f.call("glob", json!({"pattern": "**/*.rs"})).await.unwrap();
+    assert_eq!(glob, "src/lib.rs\nsrc/main.rs");
+    let grep = f.call("grep", json!({"pattern": "fn main"})).await.unwrap();
+    assert_eq!(
+        grep,
+        "src/lib.rs:1:pub fn main_helper() {}\nsrc/main.rs:1:fn main() {"
+    );
+    let grep = f
+        .call(
+            "grep",
+            json!({"pattern": "PRINTLN", "case_insensitive": true, "glob": "*.rs"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(grep, "src/main.rs:2:    println!(\"hi\");");
+    assert_eq!(
+        f.call("grep", json!({"pattern": "zzz_nothing"}))
+            .await
+            .unwrap(),
+        "no matches"
+    );
+    let err = f.call("grep", json!({"pattern": "("})).await.unwrap_err();
+    assert!(err.contains("bad regex"), "{err}");
+    let many: String = (0..500).map(|i| format!("needle {i}\n")).collect();
+    std::fs::write(ws.join("many.txt"), many).unwrap();
+    let out = f.call("grep", json!({"pattern": "needle"})).await.unwrap();
+    assert_eq!(out.lines().count(), 201);
+    assert!(
+        out.ends_with("[...300 more matches not shown; narrow the pattern or path]"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn shell_reports_exit_codes_and_caps_output_keeping_head_and_tail() {
+    let f = fixture();
+    let out = f
+        .call(
+            "shell",
+            json!({"command": "echo out; echo err >&2; exit 3"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.contains("out") && out.contains("err") && out.ends_with("[exit code: 3]"),
+        "{out}"
+    );
+    let out = f.call("shell", json!({"command": "pwd"})).await.unwrap();
+    assert!(
+        out.starts_with(&f.ws().display().to_string()),
+        "runs in the workspace: {out}"
+    );
+    let out = f
+        .call(
+            "shell",
+            json!({"command": "echo FIRST; seq 1 200000; echo LAST"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("FIRST")
+            && out.contains("bytes of output omitted")
+            && out.contains("LAST\n[exit code: 0]")
+    );
+    assert!(out.len() < 17 * 1024, "{}", out.len());
+}
+
+fn alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[tokio::test]
+async fn shell_timeout_and_cancel_kill_the_whole_process_group() {
+    let f = fixture();
+    let pidfile = f.ws().join("bg.pid");
+    let cmd = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
+    let out = f
+        .call("shell", json!({"command": cmd, "timeout_secs": 1}))
+        .await
+        .unwrap();
+    assert!(out.contains("timed out after 1s"), "{out}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    for _ in 0..100 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        !alive(pid),
+        "the background child was killed with its group"
+    );
+
+    // Cancel: the Worker drops the future.
+    std::fs::remove_file(&pidfile).unwrap();
+    let call = f.call("shell", json!({"command": cmd}));
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(300), call).await;
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    for _ in 0..100 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "dropping the call killed the group");
+}
