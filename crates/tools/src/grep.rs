@@ -42,6 +42,8 @@ pub fn search(
 ) -> Result<(Vec<Match>, usize), ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
+        // Lets the searcher scan whole buffers instead of going line by line.
+        .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|e| ToolError::InvalidInput(format!("bad regex: {e}")))?;
     let mut walker = ignore::WalkBuilder::new(base);
@@ -73,7 +75,7 @@ pub fn search(
                 return ignore::WalkState::Continue;
             }
             let path = entry.path();
-            let shown = shown_path(path, shown_root);
+            let mut shown: Option<String> = None;
             let mut local: Vec<Match> = Vec::new();
             let _ = searcher.search_path(
                 &matcher,
@@ -86,6 +88,7 @@ pub fn search(
                             .chars()
                             .take(MAX_LINE_CHARS)
                             .collect();
+                        let shown = shown.get_or_insert_with(|| shown_path(path, shown_root));
                         local.push((shown.clone(), line_number, text));
                     }
                     Ok(true)
