@@ -24,28 +24,62 @@ struct Cli {
 enum Command {
     /// Run one prompt non-interactively and stream the answer.
     Exec(exec::ExecArgs),
+    /// Tools for looking inside saki.
+    #[command(subcommand)]
+    Debug(DebugCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DebugCommand {
+    /// Classify a shell command: prints read-only, write or unknown. Without an argument,
+    /// reads one command per line from stdin and prints one verdict per line.
+    ShellSafety { command: Option<String> },
+}
+
+fn shell_safety(command: Option<String>) -> ExitCode {
+    use saki_tools::shell_safety::classify;
+    use std::io::{BufRead, Write};
+    match command {
+        Some(c) => println!("{}", classify(&c).as_str()),
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else {
+                    eprintln!("error: stdin is not valid UTF-8 text");
+                    return ExitCode::Usage;
+                };
+                if writeln!(out, "{}", classify(&line).as_str()).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    ExitCode::Success
 }
 
 fn main() -> std::process::ExitCode {
     // Parse before anything else so `--version` and `--help` stay instant.
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let code = match cli.command {
+        Command::Exec(args) => block_on(exec::run(args)),
+        Command::Debug(DebugCommand::ShellSafety { command }) => shell_safety(command),
+    };
+    code.into()
+}
+
+fn block_on(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(rt) => rt,
+        Ok(runtime) => runtime.block_on(task),
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::Internal.into();
+            ExitCode::Internal
         }
-    };
-    let code = runtime.block_on(async {
-        match cli.command {
-            Command::Exec(args) => exec::run(args).await,
-        }
-    });
-    code.into()
+    }
 }
 
 /// Diagnostics go to stderr; `SAKI_LOG` takes a tracing filter (default: warnings).

@@ -363,3 +363,37 @@ fn max_turns_stops_the_loop() {
         .stderr(predicate::str::contains("--max-turns"));
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn read_only_shell_commands_never_need_approval() {
+    let e = env();
+    let server = MockServer::start().unwrap();
+    server.push(
+        Turn::new()
+            .with_tool_call("c1", "shell", r#"{"command":"cat greeting.txt | wc -l"}"#)
+            .with_tool_call("c2", "shell", r#"{"command":"echo hi > out.txt"}"#),
+    );
+    server.push(Turn::text("ok"));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "count",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let ev = events(&out);
+    let results = items(&ev, "tool_result");
+    assert_eq!(results[0]["status"], "success");
+    assert!(results[0]["output"].as_str().unwrap().starts_with("1\n"));
+    assert_eq!(results[1]["status"], "denied");
+    assert!(!e.ws.join("out.txt").exists());
+}

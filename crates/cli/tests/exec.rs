@@ -310,3 +310,24 @@ fn ctrl_c_cancels_the_stream_with_exit_130() {
         "an aborted block is not completed: {rest}"
     );
 }
+
+#[test]
+fn debug_shell_safety_classifies_arguments_and_stdin_lines() {
+    let home = tempfile::tempdir().unwrap();
+    saki(&home)
+        .args(["debug", "shell-safety", "ls -la"])
+        .assert()
+        .success()
+        .stdout("read-only\n");
+    saki(&home)
+        .args(["debug", "shell-safety", "rm -rf build"])
+        .assert()
+        .success()
+        .stdout("write\n");
+    saki(&home)
+        .args(["debug", "shell-safety"])
+        .write_stdin("cat README.md | grep saki\necho hi > out.txt\nfrobnicate --all\n")
+        .assert()
+        .success()
+        .stdout("read-only\nwrite\nunknown\n");
+}

@@ -7,7 +7,6 @@ mod files;
 pub mod grep;
 mod listing;
 pub mod shell;
-#[path = "shell_safety_pending.rs"]
 pub mod shell_safety;
 pub mod workspace;
 

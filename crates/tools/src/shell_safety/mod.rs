@@ -23,20 +23,30 @@
 //! code, so the contexts where bash does that (arithmetic, `[[ -eq ]]`, `-v`, `${!x}`,
 //! array subscripts, `${x@P}`) are accepted only with literal numbers or names.
 //!
-//! Trust boundary: the person's own configuration is trusted (`PATH`, git and cargo
-//! config, aliases of the interactive shell are not used by a non-interactive one); the
-//! text of the command is not.
+//! Where tree-sitter-bash is known to read text differently from bash (here-document
+//! ends, expansions it leaves unparsed inside patterns and here-documents, control
+//! characters), the verdict is `Unknown`.
 //!
-//! Layout: `walk` turns the syntax tree into verdicts and argument vectors, `words` removes
-//! quotes, `options` scans command-line options, `commands` holds the table of command
-//! rules, and `wrappers`, `git`, `sed`, `awk` and `packages` hold the rules that need more
-//! than a table entry.
+//! Assumptions: the command runs under `bash -c` (non-interactive: no aliases, no history
+//! expansion) with output to a pipe (so git and others start no pager). The person's own
+//! configuration is trusted (`PATH`, the environment, git and cargo config); the text of
+//! the command is not.
+//!
+//! Layout: `walk` parses and walks statements and commands, `expand` evaluates words,
+//! `redirects` and `conditions` handle redirections and `[ ]` / `[[ ]]`; `words` removes
+//! quotes and `options` scans command-line options; `commands` holds the table of command
+//! rules, with the rules that need code in `rules`, `wrappers` (commands that run
+//! commands), `git`, `sed`, `awk` and `packages`.
 
 mod awk;
 mod commands;
+mod conditions;
+mod expand;
 mod git;
 mod options;
 mod packages;
+mod redirects;
+mod rules;
 mod sed;
 mod walk;
 mod words;

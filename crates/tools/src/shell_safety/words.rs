@@ -5,16 +5,18 @@
 pub(crate) enum Arg {
     /// Known exactly: quotes and escapes removed, no expansion left.
     Lit(String),
-    /// Known only at run time (variables, globs, brace expansion, substitutions). It may
-    /// even expand to several words or to none.
+    /// Known only at run time, and may expand to several words or to none (unquoted
+    /// variables and substitutions, globs, brace expansion, `"$@"`).
     Dynamic,
+    /// Exactly one word, known only at run time (`"$x"`, `"$(cmd)"`).
+    DynamicWord,
 }
 
 impl Arg {
     pub(crate) fn lit(&self) -> Option<&str> {
         match self {
             Arg::Lit(s) => Some(s),
-            Arg::Dynamic => None,
+            Arg::Dynamic | Arg::DynamicWord => None,
         }
     }
 
@@ -23,7 +25,7 @@ impl Arg {
     }
 
     pub(crate) fn is_dynamic(&self) -> bool {
-        matches!(self, Arg::Dynamic)
+        !matches!(self, Arg::Lit(_))
     }
 }
 
@@ -52,6 +54,24 @@ pub(crate) fn unquote_word(raw: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// Whether raw text the parser left unparsed holds an expansion bash would still perform
+/// and that can run code: `$(...)`, `${...}`, `$[...]` or a backquote (not escaped by a
+/// backslash).
+pub(crate) fn has_unparsed_expansion(raw: &str) -> bool {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '`' => return true,
+            '$' if matches!(chars.peek(), Some('(' | '{' | '[')) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Content of a double-quoted string piece: a backslash only escapes `$`, `` ` ``, `"`,
@@ -110,6 +130,51 @@ pub(crate) fn has_brace_expansion(raw: &str) -> bool {
     false
 }
 
+/// Variables an assignment before a command (`NAME=value cmd`, `env NAME=value cmd`) may
+/// set: locale and display settings that no read-only program turns into code or writes.
+const HARMLESS_ENV: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TZ",
+    "NO_COLOR",
+    "CLICOLOR",
+    "COLUMNS",
+];
+
+/// Whether exporting `name=value` to a program cannot change what it does beyond
+/// formatting (no paths, except a zoneinfo name for `TZ`).
+pub(crate) fn is_harmless_env(name: &str, value: &str) -> bool {
+    HARMLESS_ENV.contains(&name)
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "_.,:@+-".contains(c) || (c == '/' && name == "TZ")
+        })
+}
+
+/// Lower-case names that still mean something to programs or to bash itself.
+const SPECIAL_LOWERCASE: &[&str] = &[
+    "http_proxy",
+    "https_proxy",
+    "ftp_proxy",
+    "all_proxy",
+    "no_proxy",
+    "histchars",
+    "auto_resume",
+];
+
+/// A variable the command may assign without affecting programs or the shell: bash's own
+/// and the environment's conventional names are upper case.
+pub(crate) fn is_private_variable(name: &str) -> bool {
+    is_name(name)
+        && name.bytes().any(|b| b.is_ascii_lowercase())
+        && !SPECIAL_LOWERCASE.contains(&name)
+}
+
 /// Whether a word is a plain decimal integer (as bash arithmetic reads it safely).
 pub(crate) fn is_integer(text: &str) -> bool {
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
@@ -140,6 +205,15 @@ mod tests {
         assert_eq!(unquote_word("a$"), None);
         assert_eq!(unquote_word("-{n,i}"), None);
         assert_eq!(unquote_word("{1..3}"), None);
+    }
+
+    #[test]
+    fn unparsed_expansions() {
+        assert!(has_unparsed_expansion("$(rm x)"));
+        assert!(has_unparsed_expansion("a${!x}"));
+        assert!(has_unparsed_expansion("$[1]"));
+        assert!(has_unparsed_expansion("`x`"));
+        assert!(!has_unparsed_expansion("\\$(x) $x *.rs"));
     }
 
     #[test]
