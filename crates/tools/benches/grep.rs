@@ -4,7 +4,7 @@
 //! `SAKI_GREP_TREE` picks the tree (default: the cargo registry sources),
 //! `SAKI_GREP_PATTERN` the regex.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ fn drop_caches() -> bool {
     std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
 }
 
-fn saki(tree: &PathBuf, pattern: &str) -> (Duration, usize) {
+fn saki(tree: &Path, pattern: &str) -> (Duration, usize) {
     let start = Instant::now();
     let (_, total) = saki_tools::grep::search(
         tree,
@@ -37,7 +37,7 @@ fn saki(tree: &PathBuf, pattern: &str) -> (Duration, usize) {
     (start.elapsed(), total)
 }
 
-fn rg(tree: &PathBuf, pattern: &str) -> Option<(Duration, usize)> {
+fn rg(tree: &Path, pattern: &str) -> Option<(Duration, usize)> {
     let start = Instant::now();
     let out = Command::new("rg")
         .args(["-n", "--no-messages", pattern])
