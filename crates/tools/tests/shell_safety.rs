@@ -1,6 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Verdicts of the shell safety classifier on a table of commands, many adversarial.
 
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
 use saki_tools::shell_safety::{classify, Safety};
 
 const R: Safety = Safety::ReadOnly;
@@ -410,7 +415,9 @@ const CASES: &[(&str, Safety)] = &[
     ("git help log", U),
     // Package managers and build tools.
     ("cargo metadata --format-version 1 --no-deps", R),
-    ("cargo tree --locked", R),
+    ("cargo tree --frozen", R),
+    ("cargo tree --locked --offline", R),
+    ("cargo tree --locked", U),
     ("cargo tree", U),
     ("cargo --version", R),
     ("cargo build", W),
@@ -421,16 +428,16 @@ const CASES: &[(&str, Safety)] = &[
     ("cargo +nightly build", W),
     ("npm install", W),
     ("npm i lodash", W),
-    ("npm ls", R),
-    ("npm --version", R),
+    ("npm ls", U),
+    ("npm --version", U),
     ("npm run build", U),
     ("npm view react", U),
     ("yarn", W),
     ("pnpm add x", W),
     ("pip install requests", W),
     ("go build ./...", W),
-    ("go version", R),
-    ("go env GOPATH", R),
+    ("go version", U),
+    ("go env GOPATH", U),
     ("go env -w GOFLAGS=x", W),
     ("apt-get install -y jq", W),
     // Archives and network.
@@ -507,9 +514,10 @@ const CASES: &[(&str, Safety)] = &[
     ("cat <<E\necho `echo x >> a`\nE", U),
     ("cat <<'E'\n`touch p` $(touch q)\nE", R),
     ("cat <<E\n${x[$(rm q)]}\nE", W),
-    ("[[ x == *$(rm y)* ]]", W),
+    // tree-sitter-bash splits this one word in three: nothing it says can be trusted.
+    ("[[ x == *$(rm y)* ]]", U),
     ("echo \"a\\$(b)\"", R),
-    ("cargo tree --locked --config 'build.rustc=\"sh\"'", U),
+    ("cargo tree --frozen --config 'build.rustc=\"sh\"'", U),
     ("cargo metadata --no-deps -Zunstable-options", U),
     // git subcommands with read-only subcommands of their own.
     ("git worktree list", R),
@@ -542,6 +550,9 @@ const CASES: &[(&str, Safety)] = &[
     ("[[ a > b ]]", R),
     ("echo ${x:->out}", R),
     ("(( 1 > 2 ))", R),
+    // One word to bash that tree-sitter-bash reads as two (found by differential fuzzing).
+    ("awk '{print $'\\n'> \"p\"}' a", U),
+    ("echo 'a'\"b\"c", R),
 ];
 
 #[test]
@@ -645,4 +656,106 @@ fn garbage_never_panics() {
         }
         let _ = classify(&command);
     }
+}
+
+/// Files the commands of the table read.
+const FIXTURES: &[&str] = &[
+    "a",
+    "b",
+    "f",
+    "file",
+    "x",
+    "in",
+    "other",
+    "log.txt",
+    "README.md",
+    "Cargo.toml",
+    "names.txt",
+    "counts.txt",
+    "input.txt",
+    "data.csv",
+    "package.json",
+    "src/lib.rs",
+    "src/main.rs",
+];
+
+/// Every file and directory below `dir` with its content.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                pending.push(path.clone());
+                out.insert(path, None);
+            } else {
+                let content = fs::read(&path).unwrap_or_default();
+                out.insert(path, Some(content));
+            }
+        }
+    }
+    out
+}
+
+/// Ground truth for the read-only verdicts: bash runs each of them in a scratch directory
+/// (as home and working directory, standard input closed) and nothing there may change.
+/// Skipped where bash or coreutils' `timeout` is missing.
+#[test]
+fn read_only_verdicts_write_nothing_under_bash() {
+    let runs = |program: &str| {
+        Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    };
+    if !runs("bash") || !runs("timeout") {
+        return;
+    }
+    let real_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let tool_home = |var: &str, default: &str| {
+        std::env::var_os(var).map_or_else(|| real_home.join(default), PathBuf::from)
+    };
+    let root = std::env::temp_dir().join(format!("saki-shell-safety-{}", std::process::id()));
+    let mut failures = Vec::new();
+    for (i, (command, expected)) in CASES.iter().enumerate() {
+        if *expected != R {
+            continue;
+        }
+        let dir = root.join(i.to_string());
+        for fixture in FIXTURES {
+            let path = dir.join(fixture);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "a\nb\n").unwrap();
+        }
+        let before = snapshot(&dir);
+        Command::new("timeout")
+            .args(["3", "bash", "-c", command])
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &dir)
+            // rustup and cargo keep their own state where it is.
+            .env("RUSTUP_HOME", tool_home("RUSTUP_HOME", ".rustup"))
+            .env("CARGO_HOME", tool_home("CARGO_HOME", ".cargo"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        if snapshot(&dir) != before {
+            failures.push(format!("{command:?}"));
+        }
+    }
+    let _ = fs::remove_dir_all(&root);
+    assert!(
+        failures.is_empty(),
+        "read-only verdicts that wrote under bash:\n{}",
+        failures.join("\n")
+    );
 }

@@ -32,6 +32,7 @@ impl Walker<'_> {
 
     /// `[[ ... ]]`: words are not split, but arithmetic operators and `-v` evaluate them.
     pub(super) fn condition(&self, node: Node<'_>) -> Safety {
+        self.check_word_gaps(node);
         let parts = children(node);
         match node.kind() {
             "binary_expression" => {
@@ -102,6 +103,7 @@ impl Walker<'_> {
             argv.push(Arg::Lit(self.text(node).to_owned()));
             return Safety::ReadOnly;
         }
+        self.check_word_gaps(node);
         match node.kind() {
             "binary_expression" | "unary_expression" | "parenthesized_expression" => Safety::all(
                 children(node)

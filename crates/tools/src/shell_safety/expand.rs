@@ -91,15 +91,16 @@ impl Walker<'_> {
                 (Arg::Dynamic, self.parts(node).at_least_unknown())
             }
             "arithmetic_expansion" => (Arg::Dynamic, self.arithmetic_parts(node)),
-            "extglob_pattern" | "regex" | "brace_expression" | "array" | "translated_string" => (
-                Arg::Dynamic,
-                Safety::all(
-                    children(node)
-                        .into_iter()
-                        .filter(|(_, c)| c.is_named())
-                        .map(|(_, c)| self.word(c).1),
-                ),
-            ),
+            "array" | "extglob_pattern" | "regex" | "brace_expression" | "translated_string" => {
+                if node.kind() == "array" {
+                    self.check_word_gaps(node);
+                }
+                let parts = children(node).into_iter().filter(|(_, c)| c.is_named());
+                (
+                    Arg::Dynamic,
+                    Safety::all(parts.map(|(_, c)| self.word(c).1)),
+                )
+            }
             _ => (Arg::Dynamic, self.unknown(node)),
         }
     }

@@ -24,8 +24,9 @@ fn by_subcommand(sub: &Arg, read: &[&str], write: &[&str]) -> Safety {
 }
 
 /// `cargo`: builds, installs and edits write. `metadata` and `tree` resolve the
-/// dependency graph and write `Cargo.lock` when it is missing or stale, so they are
-/// read-only only with `--locked`/`--frozen` (or `metadata --no-deps`).
+/// dependency graph: they write `Cargo.lock` when it is missing or stale and download
+/// registry data, so they are read-only only with `--frozen` (or `--locked --offline`), or
+/// as `metadata --no-deps`.
 pub(crate) fn cargo(_: Ctx, args: &[Arg]) -> Safety {
     let args = match args.first().and_then(Arg::lit) {
         Some(toolchain) if toolchain.starts_with('+') => &args[1..],
@@ -51,7 +52,9 @@ pub(crate) fn cargo(_: Ctx, args: &[Arg]) -> Safety {
         return Safety::Unknown;
     };
     let has = |flag: &str| args.iter().any(|a| a.is(flag));
-    let locked = has("--locked") || has("--frozen");
+    // Without the network and with the lock file as it is, nothing gets downloaded into
+    // `~/.cargo` and `Cargo.lock` is not rewritten.
+    let frozen = has("--frozen") || (has("--locked") && has("--offline"));
     // `--config build.rustc=...` and `-Z` options reach the subcommand too: cargo runs
     // `rustc -vV` even for `tree` and `metadata`.
     let configures = args.iter().any(|a| {
@@ -61,8 +64,8 @@ pub(crate) fn cargo(_: Ctx, args: &[Arg]) -> Safety {
     match sub {
         _ if configures => Safety::Unknown,
         "version" | "locate-project" | "verify-project" | "read-manifest" => Safety::ReadOnly,
-        "metadata" if locked || has("--no-deps") => Safety::ReadOnly,
-        "tree" if locked => Safety::ReadOnly,
+        "metadata" if frozen || has("--no-deps") => Safety::ReadOnly,
+        "tree" if frozen => Safety::ReadOnly,
         "metadata" | "tree" => Safety::Unknown,
         "fmt" if has("--check") => Safety::Unknown,
         "build" | "b" | "check" | "c" | "test" | "t" | "run" | "r" | "bench" | "install"
@@ -73,18 +76,15 @@ pub(crate) fn cargo(_: Ctx, args: &[Arg]) -> Safety {
     }
 }
 
-/// `npm`: `ls` and version queries read; installs write; scripts and network queries are
-/// unknown.
+/// `npm`: installs write. Nothing is read-only: every run writes a debug log and
+/// update-check state under `~/.npm`.
 pub(crate) fn npm(_: Ctx, args: &[Arg]) -> Safety {
-    if args.len() == 1 && (args[0].is("-v") || args[0].is("--version")) {
-        return Safety::ReadOnly;
-    }
     let Some((sub, _)) = subcommand(args) else {
         return Safety::Unknown;
     };
     by_subcommand(
         sub,
-        &["ls", "list", "ll", "la", "root", "prefix"],
+        &[],
         &[
             "install",
             "i",
@@ -143,21 +143,16 @@ pub(crate) fn pip(_: Ctx, args: &[Arg]) -> Safety {
     }
 }
 
-/// `go`: `version` and `env` (without `-w`/`-u`) read; builds write their cache.
+/// `go`: builds write their cache, `go env -w` the configuration. Nothing is read-only:
+/// every run may update the local telemetry counters (Go 1.23+).
 pub(crate) fn go(_: Ctx, args: &[Arg]) -> Safety {
     match subcommand(args) {
-        Some((sub, rest)) if sub.is("env") => {
-            if rest.iter().any(|a| a.is("-w") || a.is("-u")) {
-                Safety::Write
-            } else if rest.iter().any(Arg::is_dynamic) {
-                Safety::Unknown
-            } else {
-                Safety::ReadOnly
-            }
+        Some((sub, rest)) if sub.is("env") && rest.iter().any(|a| a.is("-w") || a.is("-u")) => {
+            Safety::Write
         }
         Some((sub, _)) => by_subcommand(
             sub,
-            &["version"],
+            &[],
             &[
                 "build", "install", "get", "generate", "test", "run", "mod", "fmt", "clean",
                 "work", "fix",

@@ -130,6 +130,7 @@ pub(crate) fn set(_: Ctx, args: &[Arg]) -> Safety {
     Safety::ReadOnly
 }
 
+/// `hostname` prints the name; given arguments it may set it.
 pub(crate) fn no_arguments(_: Ctx, args: &[Arg]) -> Safety {
     if args.is_empty() {
         Safety::ReadOnly

@@ -193,7 +193,10 @@ impl<'a> Walker<'a> {
             "function_definition" => self.parts(node).at_least_unknown(),
             // `declare`, `export`, `local`, `readonly`, `typeset`, `unset`: shell state, and
             // `declare -i` evaluates arithmetic.
-            "declaration_command" | "unset_command" => self.parts(node).at_least_unknown(),
+            "declaration_command" | "unset_command" => {
+                self.check_word_gaps(node);
+                self.parts(node).at_least_unknown()
+            }
             "comment" | "heredoc_start" | "heredoc_end" => Safety::ReadOnly,
             kind if is_word_kind(kind) => self.word(node).1,
             _ => self.unknown(node),
@@ -233,6 +236,30 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Two words of `node` with nothing between them are one word to bash: tree-sitter-bash
+    /// sometimes splits one (`'a $'\n'b'`), and then nothing it says can be trusted.
+    pub(super) fn check_word_gaps(&self, node: Node<'_>) {
+        let mut word_end = None;
+        for (_, child) in children(node) {
+            if is_word_kind(child.kind()) || child.kind() == "test_operator" {
+                // A plain word holding an unescaped blank or operator character is several
+                // words or commands to bash.
+                let word = child
+                    .named_child(0)
+                    .filter(|_| child.kind() == "command_name");
+                let plain = word.unwrap_or(child);
+                if word_end == Some(child.start_byte())
+                    || (plain.kind() == "word" && words::has_unescaped_operator(self.text(plain)))
+                {
+                    self.misparsed.set(true);
+                }
+                word_end = Some(child.end_byte());
+            } else {
+                word_end = None;
+            }
+        }
+    }
+
     /// Joined verdicts of the substitutions anywhere below `node`.
     pub(super) fn substitutions(&self, node: Node<'_>) -> Safety {
         match node.kind() {
@@ -246,6 +273,7 @@ impl<'a> Walker<'a> {
     }
 
     pub(super) fn for_loop(&self, node: Node<'_>) -> Safety {
+        self.check_word_gaps(node);
         let parts = children(node);
         if parts.iter().any(|(_, c)| c.kind() == "select") {
             return self.unknown(node); // interactive menu
@@ -317,7 +345,23 @@ impl<'a> Walker<'a> {
     pub(super) fn command(&self, node: Node<'_>) -> Safety {
         let mut verdict = Safety::ReadOnly;
         let mut argv = Vec::new();
+        let mut word_end = None;
         for (field, child) in children(node) {
+            if matches!(field, Some("name" | "argument")) {
+                // As in `check_word_gaps`; the name is a `command_name` node.
+                // A plain word holding an unescaped blank or operator character is several
+                // words or commands to bash.
+                let word = child
+                    .named_child(0)
+                    .filter(|_| child.kind() == "command_name");
+                let plain = word.unwrap_or(child);
+                if word_end == Some(child.start_byte())
+                    || (plain.kind() == "word" && words::has_unescaped_operator(self.text(plain)))
+                {
+                    self.misparsed.set(true);
+                }
+                word_end = Some(child.end_byte());
+            }
             match (field, child.kind()) {
                 (Some("name"), _) => {
                     let (arg, safety) = match child.named_child(0) {

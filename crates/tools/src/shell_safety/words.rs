@@ -74,6 +74,22 @@ pub(crate) fn has_unparsed_expansion(raw: &str) -> bool {
     false
 }
 
+/// Whether an unquoted word holds a blank or an operator character that no backslash
+/// escapes: bash would split the word there.
+pub(crate) fn has_unescaped_operator(raw: &str) -> bool {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            ' ' | '\t' | '\n' | ';' | '|' | '&' | '<' | '>' | '(' | ')' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Content of a double-quoted string piece: a backslash only escapes `$`, `` ` ``, `"`,
 /// `\` and newline there.
 pub(crate) fn unescape_double_quoted(raw: &str) -> String {
