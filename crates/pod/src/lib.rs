@@ -1,0 +1,9 @@
+//! saki-pod: the session layer around a Worker. This first part holds the durable
+//! session store; the scoped file view, `@path` references, alerts and project
+//! instructions build on it.
+
+pub mod store;
+
+pub use store::{
+    close_dangling_calls, LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError,
+};

@@ -1,0 +1,300 @@
+//! The session store: one JSON Lines file per session under
+//! `$XDG_DATA_HOME/saki/sessions/`. The first line holds the session's metadata; every
+//! later line is one history item, appended, flushed and fsync'd as it is committed, so a
+//! process killed at any moment loses at most the item in flight.
+
+use saki_llm_worker::{Item, ToolResultStatus};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("session store {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session with id `{0}` (see `saki sessions`)")]
+    NotFound(String),
+    #[error("no earlier session for {0} (see `saki sessions`)")]
+    NoneForWorkspace(String),
+    #[error("session file {path} has no valid header: {message}")]
+    BadHeader { path: PathBuf, message: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    /// Seconds since the Unix epoch.
+    pub created: u64,
+    /// The first prompt, shortened.
+    pub title: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line {
+    Session(SessionMeta),
+    Item { item: Item },
+}
+
+/// A session read back from disk.
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    pub meta: SessionMeta,
+    pub items: Vec<Item>,
+    /// Problems found while loading (torn or unreadable lines), for the person.
+    pub warnings: Vec<String>,
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl SessionStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// `$XDG_DATA_HOME/saki/sessions`, defaulting to `~/.local/share/saki/sessions`.
+    pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        env("XDG_DATA_HOME")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .map(|d| d.join("saki").join("sessions"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// Starts a new session file and writes its header.
+    pub fn create(
+        &self,
+        workspace: &str,
+        provider: &str,
+        model: &str,
+        title: &str,
+    ) -> Result<SessionWriter, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let created = now_secs();
+        let id = format!("{created}-{:06x}", fastrand::u32(..0x100_0000));
+        let title: String = title
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(80)
+            .collect();
+        let meta = SessionMeta {
+            id,
+            workspace: workspace.into(),
+            provider: provider.into(),
+            model: model.into(),
+            created,
+            title,
+        };
+        let path = self.path_of(&meta.id);
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        let mut writer = SessionWriter {
+            file,
+            path,
+            meta: meta.clone(),
+        };
+        writer.write_line(&Line::Session(meta))?;
+        Ok(writer)
+    }
+
+    /// Reopens a session to append to it.
+    pub fn append_to(&self, loaded: &LoadedSession) -> Result<SessionWriter, StoreError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&loaded.path)
+            .map_err(io(&loaded.path))?;
+        Ok(SessionWriter {
+            file,
+            path: loaded.path.clone(),
+            meta: loaded.meta.clone(),
+        })
+    }
+
+    pub fn load(&self, id: &str) -> Result<LoadedSession, StoreError> {
+        let path = self.path_of(id);
+        if !path.is_file() {
+            return Err(StoreError::NotFound(id.to_owned()));
+        }
+        load_file(&path)
+    }
+
+    /// Every session's metadata, newest first. Unreadable files are skipped.
+    pub fn list(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(StoreError::Io {
+                    path: self.dir.clone(),
+                    source: e,
+                })
+            }
+        };
+        let mut metas: Vec<SessionMeta> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .filter_map(|p| read_header(&p).ok())
+            .collect();
+        metas.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
+        Ok(metas)
+    }
+
+    /// The newest session of a workspace.
+    pub fn latest_for(&self, workspace: &str) -> Result<LoadedSession, StoreError> {
+        let meta = self
+            .list()?
+            .into_iter()
+            .find(|m| m.workspace == workspace)
+            .ok_or_else(|| StoreError::NoneForWorkspace(workspace.to_owned()))?;
+        self.load(&meta.id)
+    }
+}
+
+fn read_header(path: &Path) -> Result<SessionMeta, StoreError> {
+    let file = File::open(path).map_err(io(path))?;
+    let mut first = String::new();
+    BufReader::new(file)
+        .read_line(&mut first)
+        .map_err(io(path))?;
+    match serde_json::from_str::<Line>(&first) {
+        Ok(Line::Session(meta)) => Ok(meta),
+        Ok(_) => Err(StoreError::BadHeader {
+            path: path.into(),
+            message: "the first line is not a session header".into(),
+        }),
+        Err(e) => Err(StoreError::BadHeader {
+            path: path.into(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
+    let text = std::fs::read(path).map_err(io(path))?;
+    let text = String::from_utf8_lossy(&text);
+    let meta = read_header(path)?;
+    let mut items = Vec::new();
+    let mut warnings = Vec::new();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (n, line) in lines.iter().enumerate().skip(1) {
+        let complete = line.ends_with('\n');
+        match serde_json::from_str::<Line>(line.trim_end()) {
+            Ok(Line::Item { item }) if complete || n + 1 == lines.len() => items.push(item),
+            Ok(Line::Item { .. }) | Ok(Line::Session(_)) => {
+                warnings.push(format!("line {}: unexpected record skipped", n + 1))
+            }
+            Err(_) if n + 1 == lines.len() && !complete => {
+                warnings.push(format!(
+                    "the last line (line {}) was cut off mid-write and is skipped",
+                    n + 1
+                ));
+            }
+            Err(e) => warnings.push(format!("line {}: unreadable item skipped ({e})", n + 1)),
+        }
+    }
+    for w in &warnings {
+        tracing::warn!(session = %meta.id, "{w}");
+    }
+    Ok(LoadedSession {
+        meta,
+        items,
+        warnings,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Appends items to one session file, durably.
+#[derive(Debug)]
+pub struct SessionWriter {
+    file: File,
+    path: PathBuf,
+    meta: SessionMeta,
+}
+
+impl SessionWriter {
+    pub fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    fn write_line(&mut self, line: &Line) -> Result<(), StoreError> {
+        let mut bytes = serde_json::to_vec(line).map_err(|e| StoreError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        bytes.push(b'\n');
+        // One write per line keeps a crash to at most one torn, final line.
+        self.file.write_all(&bytes).map_err(io(&self.path))?;
+        self.file.flush().map_err(io(&self.path))?;
+        self.file.sync_data().map_err(io(&self.path))
+    }
+
+    pub fn append(&mut self, item: &Item) -> Result<(), StoreError> {
+        self.write_line(&Line::Item { item: item.clone() })
+    }
+}
+
+/// Tool calls left without a result (the process died mid-tool) get a synthetic result,
+/// so the history is well-formed for the next request. Returns the items added.
+pub fn close_dangling_calls(items: &mut Vec<Item>) -> Vec<Item> {
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for item in items.iter() {
+        if let Item::ToolResult { ctx, .. } = item {
+            answered.insert(ctx.call_id.clone());
+        }
+    }
+    let mut added = Vec::new();
+    for item in items.iter() {
+        if let Item::ToolCall { name, ctx, .. } = item {
+            if !answered.contains(&ctx.call_id) {
+                added.push(Item::ToolResult {
+                    name: name.clone(),
+                    content: "cancelled: the session ended before this call finished".into(),
+                    status: ToolResultStatus::Cancelled,
+                    ctx: ctx.clone(),
+                });
+            }
+        }
+    }
+    items.extend(added.iter().cloned());
+    added
+}

@@ -1,0 +1,119 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The session store on real files: round trip, listing, torn lines, dangling calls.
+
+use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
+use saki_pod::*;
+use std::io::Write;
+
+fn ctx(id: &str, index: usize) -> ToolExecutionContext {
+    ToolExecutionContext {
+        call_id: id.into(),
+        batch_id: "batch_1".into(),
+        call_index: index,
+    }
+}
+
+fn call(id: &str, index: usize) -> Item {
+    Item::ToolCall {
+        name: "shell".into(),
+        arguments: "{\"command\":\"sleep 9\"}".into(),
+        signature: None,
+        ctx: ctx(id, index),
+    }
+}
+
+#[test]
+fn items_round_trip_and_sessions_list_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path().join("sessions"));
+    assert!(store.list().unwrap().is_empty());
+    let mut w = store
+        .create("/ws", "llamacpp", "qwen", "  fix   the\nbuild  ")
+        .unwrap();
+    assert_eq!(w.meta().title, "fix the build");
+    let items = vec![
+        Item::user("fix the build"),
+        Item::system("[File: a.rs]\nfn a() {}"),
+        Item::Thinking {
+            text: "hm".into(),
+            signature: Some("sig".into()),
+        },
+        Item::AssistantText {
+            text: "done — ✓ 日本".into(),
+        },
+        call("c1", 0),
+        Item::ToolResult {
+            name: "shell".into(),
+            content: "ok".into(),
+            status: ToolResultStatus::Success,
+            ctx: ctx("c1", 0),
+        },
+    ];
+    for item in &items {
+        w.append(item).unwrap();
+    }
+    let id = w.meta().id.clone();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.items, items);
+    assert!(loaded.warnings.is_empty());
+    let other = store
+        .create("/other", "openai", "gpt", "second")
+        .unwrap()
+        .meta()
+        .clone();
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(store.latest_for("/ws").unwrap().meta.id, id);
+    assert_eq!(store.latest_for("/other").unwrap().meta.id, other.id);
+    assert!(matches!(
+        store.latest_for("/nowhere"),
+        Err(StoreError::NoneForWorkspace(_))
+    ));
+    assert!(matches!(store.load("nope"), Err(StoreError::NotFound(_))));
+    // Appending later continues the same file.
+    let mut again = store.append_to(&loaded).unwrap();
+    again.append(&Item::user("more")).unwrap();
+    assert_eq!(store.load(&id).unwrap().items.len(), items.len() + 1);
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut w = store.create("/ws", "p", "m", "t").unwrap();
+    w.append(&Item::user("kept")).unwrap();
+    let id = w.meta().id.clone();
+    drop(w);
+    let path = dir.path().join(format!("{id}.jsonl"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(br#"{"type":"item","item":{"type":"assistant_text","text":"half"#)
+        .unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.items, [Item::user("kept")]);
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(
+        loaded.warnings[0].contains("cut off"),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+#[test]
+fn dangling_tool_calls_get_cancelled_results() {
+    let mut items = vec![Item::user("go"), call("c1", 0), call("c2", 1)];
+    items.push(Item::ToolResult {
+        name: "shell".into(),
+        content: "ok".into(),
+        status: ToolResultStatus::Success,
+        ctx: ctx("c1", 0),
+    });
+    let added = close_dangling_calls(&mut items);
+    assert_eq!(added.len(), 1);
+    assert!(
+        matches!(&items[4], Item::ToolResult { status: ToolResultStatus::Cancelled, ctx, .. } if ctx.call_id == "c2" && ctx.call_index == 1)
+    );
+    assert!(close_dangling_calls(&mut items).is_empty());
+}
