@@ -3,6 +3,7 @@
 use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exit::ExitCode;
 use crate::output::{emit, JsonItems, PlainPrinter};
+use crate::session::{self, Resume};
 use saki_llm_client::{
     CancellationToken, Client, ClientConfig, ClientError, StopReason, ThinkingConfig,
 };
@@ -28,6 +29,13 @@ pub struct ExecArgs {
     /// so a call that needs approval is denied and the model is told why.
     #[arg(long, value_name = "MODE", default_value = "default")]
     pub approval: ApprovalMode,
+    /// Continue an earlier session (`saki sessions` lists them): `--resume ID`, or
+    /// `--resume --last` (also just `--last`) for this workspace's newest one.
+    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    pub resume: Option<Option<String>>,
+    /// With --resume: the newest session of this workspace.
+    #[arg(long)]
+    pub last: bool,
     /// Most model requests in this turn.
     #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
@@ -138,6 +146,48 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));
     }
 
+    let resume = match (&args.resume, args.last) {
+        (_, true) => Resume::Last,
+        (Some(Some(id)), false) => Resume::Id(id.clone()),
+        (Some(None), false) => {
+            failed(
+                json_mode,
+                "usage",
+                "--resume needs a session id, or --last (see `saki sessions`)",
+            );
+            return ExitCode::Usage;
+        }
+        (None, false) => Resume::New,
+    };
+    let workspace_key = workspace.root().display().to_string();
+    let opened = session::store()
+        .map_err(|e| e.to_string())
+        .and_then(|store| {
+            session::open(
+                &store,
+                &resume,
+                &workspace_key,
+                &resolved.provider,
+                &resolved.model,
+                &prompt,
+            )
+            .map_err(|e| e.to_string())
+        });
+    let recorder = match opened {
+        Ok((recorder, history)) => {
+            worker.set_history(history);
+            recorder
+        }
+        Err(e) => {
+            failed(json_mode, "session", &e);
+            return if matches!(resume, Resume::New) {
+                ExitCode::Internal
+            } else {
+                ExitCode::Usage
+            };
+        }
+    };
+
     let printer = PlainPrinter::default();
     if json_mode {
         let items = JsonItems::default();
@@ -145,11 +195,16 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             .timeline_mut()
             .on_text_block(items.clone())
             .on_thinking_block(items.clone());
-        worker.set_observer(Arc::new(move |e| items.worker_event(e)));
+        let r = recorder.clone();
+        worker.set_observer(Arc::new(move |e| {
+            r.observe(e);
+            items.worker_event(e);
+        }));
         emit(
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
-            "approval": args.approval, "cwd": workspace.root()}),
+            "approval": args.approval, "cwd": workspace.root(), "session_id": recorder.id(),
+            "resumed": !matches!(resume, Resume::New)}),
         );
     } else {
         worker
@@ -157,7 +212,11 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             .on_text_block(printer.clone())
             .on_thinking_block(printer.clone());
         let p = printer.clone();
-        worker.set_observer(Arc::new(move |e| p.worker_event(e)));
+        let r = recorder.clone();
+        worker.set_observer(Arc::new(move |e| {
+            r.observe(e);
+            p.worker_event(e);
+        }));
     }
 
     let cancel = CancellationToken::new();

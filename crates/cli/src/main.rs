@@ -4,6 +4,7 @@ mod config;
 mod exec;
 mod exit;
 mod output;
+mod session;
 
 use clap::{Parser, Subcommand};
 use exit::ExitCode;
@@ -24,6 +25,12 @@ struct Cli {
 enum Command {
     /// Run one prompt non-interactively and stream the answer.
     Exec(exec::ExecArgs),
+    /// List saved sessions, newest first.
+    Sessions {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Tools for looking inside saki.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -64,6 +71,7 @@ fn main() -> std::process::ExitCode {
     init_tracing();
     let code = match cli.command {
         Command::Exec(args) => block_on(exec::run(args)),
+        Command::Sessions { json } => session::list(json),
         Command::Debug(DebugCommand::ShellSafety { command }) => shell_safety(command),
     };
     code.into()

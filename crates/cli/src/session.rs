@@ -1,0 +1,144 @@
+//! Sessions for the command line: opening or resuming one for `exec`, recording every
+//! committed item, and `saki sessions`.
+
+use crate::exit::ExitCode;
+use saki_llm_worker::{Item, WorkerEvent};
+use saki_pod::{close_dangling_calls, SessionStore, SessionWriter, StoreError};
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub fn store() -> Result<SessionStore, String> {
+    let env = |k: &str| std::env::var(k).ok();
+    SessionStore::default_dir(&env)
+        .map(SessionStore::new)
+        .ok_or_else(|| "cannot find a place for sessions: set XDG_DATA_HOME or HOME".to_owned())
+}
+
+/// Writes committed items to the session log; the first failure is reported once.
+#[derive(Clone)]
+pub struct Recorder {
+    writer: Arc<Mutex<SessionWriter>>,
+    failed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Recorder {
+    pub fn new(writer: SessionWriter) -> Self {
+        Self {
+            writer: Arc::new(Mutex::new(writer)),
+            failed: Arc::default(),
+        }
+    }
+
+    pub fn id(&self) -> String {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .meta()
+            .id
+            .clone()
+    }
+
+    pub fn record(&self, item: &Item) {
+        let result = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append(item);
+        if let Err(e) = result {
+            if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("warning: the session log could not be written; this session may not resume fully: {e}");
+            }
+        }
+    }
+
+    pub fn observe(&self, event: &WorkerEvent) {
+        if let WorkerEvent::Committed(item) = event {
+            self.record(item);
+        }
+    }
+}
+
+/// Which session `exec` continues.
+pub enum Resume {
+    New,
+    Id(String),
+    Last,
+}
+
+/// Opens the session for a run: a new one, or an earlier one with its history (dangling
+/// tool calls closed, so the next request is well-formed).
+pub fn open(
+    store: &SessionStore,
+    resume: &Resume,
+    workspace: &str,
+    provider: &str,
+    model: &str,
+    prompt: &str,
+) -> Result<(Recorder, Vec<Item>), StoreError> {
+    let loaded = match resume {
+        Resume::New => {
+            let writer = store.create(workspace, provider, model, prompt)?;
+            return Ok((Recorder::new(writer), Vec::new()));
+        }
+        Resume::Id(id) => store.load(id)?,
+        Resume::Last => store.latest_for(workspace)?,
+    };
+    for warning in &loaded.warnings {
+        eprintln!("warning: session {}: {warning}", loaded.meta.id);
+    }
+    let recorder = Recorder::new(store.append_to(&loaded)?);
+    let mut items = loaded.items;
+    for item in close_dangling_calls(&mut items) {
+        recorder.record(&item);
+    }
+    Ok((recorder, items))
+}
+
+fn ago(created: u64) -> String {
+    let secs = saki_pod::store::now_secs().saturating_sub(created);
+    match secs {
+        0..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// `saki sessions`: newest first; `--json` prints one metadata object per line.
+pub fn list(json: bool) -> ExitCode {
+    let store = match store() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::Config;
+        }
+    };
+    let metas = match store.list() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::Internal;
+        }
+    };
+    if json {
+        for meta in &metas {
+            crate::output::emit(&serde_json::to_value(meta).unwrap_or_default());
+        }
+    } else if metas.is_empty() {
+        eprintln!(
+            "no sessions yet (they are kept in {})",
+            store.dir().display()
+        );
+    } else {
+        for m in &metas {
+            println!(
+                "{}  {:>8}  {:<24}  {}  {}",
+                m.id,
+                ago(m.created),
+                m.model,
+                m.workspace,
+                m.title
+            );
+        }
+    }
+    ExitCode::Success
+}
