@@ -7,3 +7,8 @@ pub mod store;
 pub use store::{
     close_dangling_calls, LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError,
 };
+pub mod file_ref;
+
+pub use file_ref::{
+    parse_prompt, Alert, AlertLevel, FsView, PodInterceptor, ResolveError, Segment,
+};

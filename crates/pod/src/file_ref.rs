@@ -1,0 +1,211 @@
+//! `@path` references: the prompt as `Segment`s, their resolution through the scoped
+//! file view into `[File: <path>]` system items, and the interceptor that places those
+//! items right after the user item (the spec's stash + `ContinueWith` path).
+
+use saki_llm_worker::{Interceptor, Item, PromptAction};
+use saki_tools::common::{looks_binary, prefix_at_boundary};
+use saki_tools::{ScopeError, Workspace};
+use std::sync::{Arc, Mutex, PoisonError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Text(String),
+    FileRef { path: String },
+}
+
+/// Splits a prompt into text and `@path` references. A reference starts with `@` at the
+/// start or after whitespace; `@"path with spaces"` quotes; `\@` is a literal `@`.
+/// Trailing sentence punctuation (`.,;:!?)`) is not part of a path.
+pub fn parse_prompt(input: &str) -> Vec<Segment> {
+    let mut segments = Vec::new();
+    let mut text = String::new();
+    let chars: Vec<char> = input.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && chars.get(i + 1) == Some(&'@') {
+            text.push('@');
+            i += 2;
+            continue;
+        }
+        let at_boundary = i == 0 || chars[i - 1].is_whitespace();
+        if c == '@' && at_boundary {
+            let (path, next) = if chars.get(i + 1) == Some(&'"') {
+                match chars[i + 2..].iter().position(|c| *c == '"') {
+                    Some(end) => (
+                        chars[i + 2..i + 2 + end].iter().collect::<String>(),
+                        i + 3 + end,
+                    ),
+                    None => (String::new(), i),
+                }
+            } else {
+                let end = chars[i + 1..]
+                    .iter()
+                    .position(|c| c.is_whitespace())
+                    .map_or(chars.len(), |p| i + 1 + p);
+                let mut raw: String = chars[i + 1..end].iter().collect();
+                let mut next = end;
+                while raw.ends_with(['.', ',', ';', ':', '!', '?', ')']) {
+                    raw.pop();
+                    next -= 1;
+                }
+                (raw, next)
+            };
+            if !path.is_empty() {
+                if !text.is_empty() {
+                    segments.push(Segment::Text(std::mem::take(&mut text)));
+                }
+                segments.push(Segment::FileRef { path });
+                i = next;
+                continue;
+            }
+        }
+        text.push(c);
+        i += 1;
+    }
+    if !text.is_empty() {
+        segments.push(Segment::Text(text));
+    }
+    segments
+}
+
+fn token(path: &str) -> String {
+    if path.contains(char::is_whitespace) {
+        format!("@\"{path}\"")
+    } else {
+        format!("@{path}")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("{0} is outside the workspace")]
+    OutOfScope(String),
+    #[error("{0} does not exist")]
+    NotFound(String),
+    #[error("{0} is a binary file")]
+    Binary(String),
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Alert {
+    pub level: AlertLevel,
+    pub message: String,
+}
+
+/// The workspace as the Pod reads it.
+pub struct FsView {
+    workspace: Arc<Workspace>,
+}
+
+impl FsView {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+
+    /// Reads a referenced file into a `[File: <path>]` system item, cut at a UTF-8
+    /// boundary past `max_bytes` with a notice the model can act on.
+    pub fn resolve_file_ref(&self, path: &str, max_bytes: usize) -> Result<Item, ResolveError> {
+        let real = self.workspace.resolve(path).map_err(|e| match e {
+            ScopeError::OutOfScope { .. } => ResolveError::OutOfScope(path.to_owned()),
+            ScopeError::NotFound(_) => ResolveError::NotFound(path.to_owned()),
+            ScopeError::Io { message, .. } => ResolveError::Io {
+                path: path.to_owned(),
+                message,
+            },
+        })?;
+        if real.is_dir() {
+            return Err(ResolveError::Io {
+                path: path.to_owned(),
+                message: "is a directory".into(),
+            });
+        }
+        let bytes = std::fs::read(&real).map_err(|e| ResolveError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        if looks_binary(&bytes) {
+            return Err(ResolveError::Binary(path.to_owned()));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let body = if text.len() > max_bytes {
+            format!(
+                "{}\n[...truncated, {} bytes total — use read_file for the rest]",
+                prefix_at_boundary(&text, max_bytes),
+                text.len()
+            )
+        } else {
+            text.into_owned()
+        };
+        Ok(Item::system(format!("[File: {path}]\n{body}")))
+    }
+
+    /// Resolves every reference in order: the user text (failed references become
+    /// `[unresolved file ref: <path>]`), the system items, and one Warn alert per failure.
+    pub fn prepare(
+        &self,
+        segments: &[Segment],
+        max_bytes: usize,
+    ) -> (String, Vec<Item>, Vec<Alert>) {
+        let mut text = String::new();
+        let mut items = Vec::new();
+        let mut alerts = Vec::new();
+        for segment in segments {
+            match segment {
+                Segment::Text(t) => text.push_str(t),
+                Segment::FileRef { path } => match self.resolve_file_ref(path, max_bytes) {
+                    Ok(item) => {
+                        text.push_str(&token(path));
+                        items.push(item);
+                    }
+                    Err(e) => {
+                        text.push_str(&format!("[unresolved file ref: {path}]"));
+                        alerts.push(Alert {
+                            level: AlertLevel::Warn,
+                            message: format!("@{path} was not attached: {e}"),
+                        });
+                    }
+                },
+            }
+        }
+        (text, items, alerts)
+    }
+}
+
+/// Holds the resolved file items of the prompt being submitted and hands them to the
+/// Worker right after the user item.
+#[derive(Clone, Default)]
+pub struct PodInterceptor {
+    stash: Arc<Mutex<Vec<Item>>>,
+}
+
+impl PodInterceptor {
+    pub fn stash(&self, items: Vec<Item>) {
+        self.stash
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(items);
+    }
+}
+
+#[async_trait::async_trait]
+impl Interceptor for PodInterceptor {
+    async fn on_prompt_submit(&self, _user: &Item) -> PromptAction {
+        let items = std::mem::take(&mut *self.stash.lock().unwrap_or_else(PoisonError::into_inner));
+        if items.is_empty() {
+            PromptAction::Continue
+        } else {
+            PromptAction::ContinueWith(items)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `@path` parsing and resolution: the spec's completion list, and escapes refused.
+
+use saki_llm_worker::{Interceptor, Item, PromptAction};
+use saki_pod::*;
+use saki_tools::Workspace;
+use std::sync::Arc;
+
+fn text(s: &str) -> Segment {
+    Segment::Text(s.into())
+}
+fn file(s: &str) -> Segment {
+    Segment::FileRef { path: s.into() }
+}
+
+#[test]
+fn prompts_split_into_text_and_file_refs() {
+    assert_eq!(
+        parse_prompt("explain @src/main.rs please"),
+        [text("explain "), file("src/main.rs"), text(" please")]
+    );
+    assert_eq!(parse_prompt("@a.txt"), [file("a.txt")]);
+    assert_eq!(
+        parse_prompt("see @\"my notes.md\" now"),
+        [text("see "), file("my notes.md"), text(" now")]
+    );
+    assert_eq!(
+        parse_prompt("mail me@example.com"),
+        [text("mail me@example.com")]
+    );
+    assert_eq!(
+        parse_prompt("literal \\@not-a-ref"),
+        [text("literal @not-a-ref")]
+    );
+    assert_eq!(
+        parse_prompt("compare @a.rs, @b.rs."),
+        [
+            text("compare "),
+            file("a.rs"),
+            text(", "),
+            file("b.rs"),
+            text(".")
+        ]
+    );
+    assert_eq!(parse_prompt("a lone @ sign"), [text("a lone @ sign")]);
+    assert_eq!(
+        parse_prompt("unclosed @\"quote"),
+        [text("unclosed @\"quote")]
+    );
+}
+
+struct Fx {
+    dir: tempfile::TempDir,
+    view: FsView,
+}
+
+fn fx() -> Fx {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(ws.join("bin.dat"), [0u8, 1, 2, 255]).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.txt"), ws.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), ws.join("sub/up")).unwrap();
+    let view = FsView::new(Arc::new(Workspace::new(&ws).unwrap()));
+    Fx { dir, view }
+}
+
+#[test]
+fn a_resolved_ref_becomes_a_system_item_after_the_user_text() {
+    let f = fx();
+    let (user, items, alerts) = f
+        .view
+        .prepare(&parse_prompt("what is in @a.txt?"), 16 * 1024);
+    assert_eq!(user, "what is in @a.txt?");
+    assert_eq!(items, [Item::system("[File: a.txt]\nalpha\n")]);
+    assert!(alerts.is_empty());
+}
+
+#[test]
+fn big_files_are_cut_at_a_char_boundary_with_a_visible_notice() {
+    let f = fx();
+    let ws = f.dir.path().join("ws");
+    let body = "日本語".repeat(3000); // 27,000 bytes of 3-byte chars
+    std::fs::write(ws.join("big.txt"), &body).unwrap();
+    let item = f.view.resolve_file_ref("big.txt", 16 * 1024).unwrap();
+    let Item::System { text } = item else {
+        panic!()
+    };
+    assert!(
+        text.ends_with("[...truncated, 27000 bytes total — use read_file for the rest]"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+    assert!(text.len() < 16 * 1024 + 200);
+}
+
+#[test]
+fn failures_raise_a_warn_alert_and_leave_a_placeholder_only() {
+    let f = fx();
+    let (user, items, alerts) = f.view.prepare(
+        &parse_prompt("@missing.txt @bin.dat @../outside.txt @a.txt"),
+        16 * 1024,
+    );
+    assert_eq!(
+        user,
+        "[unresolved file ref: missing.txt] [unresolved file ref: bin.dat] [unresolved file ref: ../outside.txt] @a.txt"
+    );
+    assert_eq!(items.len(), 1, "only the good ref is attached");
+    assert_eq!(alerts.len(), 3);
+    assert!(alerts.iter().all(|a| a.level == AlertLevel::Warn));
+    assert!(alerts[0].message.contains("does not exist"));
+    assert!(alerts[1].message.contains("binary"));
+    assert!(alerts[2].message.contains("outside the workspace"));
+    assert_eq!(
+        f.view.resolve_file_ref("missing.txt", 10),
+        Err(ResolveError::NotFound("missing.txt".into()))
+    );
+    assert_eq!(
+        f.view.resolve_file_ref("bin.dat", 10),
+        Err(ResolveError::Binary("bin.dat".into()))
+    );
+}
+
+#[test]
+fn escapes_are_all_refused() {
+    let f = fx();
+    let outside = f.dir.path().join("outside.txt").display().to_string();
+    for path in [
+        "../outside.txt",
+        "sub/../../outside.txt",
+        "./../outside.txt",
+        outside.as_str(),
+        "/etc/passwd",
+        "link.txt",
+        "sub/up/outside.txt",
+        "sub/up/ws/../outside.txt",
+        "sub/./up/outside.txt",
+    ] {
+        assert_eq!(
+            f.view.resolve_file_ref(path, 1024),
+            Err(ResolveError::OutOfScope(path.to_owned())),
+            "{path} must be refused"
+        );
+    }
+    // Symlinks that stay inside are fine.
+    assert!(f.view.resolve_file_ref("sub/up/ws/a.txt", 1024).is_ok());
+}
+
+#[tokio::test]
+async fn the_interceptor_hands_over_the_stash_once() {
+    let pod = PodInterceptor::default();
+    pod.stash(vec![Item::system("[File: a]\nx")]);
+    let user = Item::user("u");
+    assert_eq!(
+        pod.on_prompt_submit(&user).await,
+        PromptAction::ContinueWith(vec![Item::system("[File: a]\nx")])
+    );
+    assert_eq!(pod.on_prompt_submit(&user).await, PromptAction::Continue);
+}
