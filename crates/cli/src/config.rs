@@ -61,6 +61,8 @@ pub struct ModelConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
+    /// Cap on an `@file` body attached to a prompt (default 16 KiB).
+    pub tool_output_max_bytes: Option<usize>,
     pub provider: Option<String>,
     pub model: Option<String>,
     #[serde(default)]
@@ -77,6 +79,9 @@ impl FileConfig {
     fn overlay(&mut self, other: FileConfig) {
         if other.provider.is_some() {
             self.provider = other.provider;
+        }
+        if other.tool_output_max_bytes.is_some() {
+            self.tool_output_max_bytes = other.tool_output_max_bytes;
         }
         if other.model.is_some() {
             self.model = other.model;
@@ -212,6 +217,8 @@ pub struct Resolved {
     /// `max_output_tokens` set explicitly in config; sent with requests. Built-in limits
     /// are not sent: a local server may reject a bound beyond its context size.
     pub requested_max_output: Option<u32>,
+    /// Cap on an `@file` body attached to a prompt.
+    pub tool_output_max_bytes: usize,
 }
 
 /// Where config files live for a workspace.
@@ -347,6 +354,9 @@ pub fn resolve(
         model,
         limits,
         requested_max_output,
+        tool_output_max_bytes: file
+            .tool_output_max_bytes
+            .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
     })
 }
 

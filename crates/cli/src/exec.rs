@@ -9,6 +9,7 @@ use saki_llm_client::{
 };
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
+use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
 use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
 use serde_json::json;
 use std::io::Read;
@@ -33,6 +34,9 @@ pub struct ExecArgs {
     /// `--resume --last` (also just `--last`) for this workspace's newest one.
     #[arg(long, value_name = "ID", num_args = 0..=1)]
     pub resume: Option<Option<String>>,
+    /// Another directory the tools and `@path` references may use (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
     /// With --resume: the newest session of this workspace.
     #[arg(long)]
     pub last: bool,
@@ -72,6 +76,18 @@ fn system_prompt(workspace: &std::path::Path) -> String {
          Answer concisely and accurately; use Markdown only where it helps.",
         workspace.display()
     )
+}
+
+fn report_alert(alert: &Alert, json_mode: bool) {
+    if json_mode {
+        emit(&json!({"type": "alert", "level": alert.level, "message": alert.message}));
+    }
+    let label = match alert.level {
+        AlertLevel::Info => "note",
+        AlertLevel::Warn => "warning",
+        AlertLevel::Error => "error",
+    };
+    eprintln!("{label}: {}", alert.message);
 }
 
 fn failed(json_mode: bool, kind: &str, message: &str) {
@@ -138,6 +154,12 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     worker_config.max_turns = args.max_turns as usize;
     let mut worker = Worker::new(client, tools, worker_config);
+    // `@path` references: resolved now, attached right after the user item.
+    let (user_text, file_items, alerts) = FsView::new(workspace.clone())
+        .prepare(&parse_prompt(&prompt), resolved.tool_output_max_bytes);
+    let pod = PodInterceptor::default();
+    pod.stash(file_items);
+    worker.add_interceptor(Arc::new(pod));
     worker.add_interceptor(Arc::new(ApprovalPolicy::new(
         args.approval,
         Arc::new(DenyWithoutAsking),
@@ -226,7 +248,10 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             on_interrupt.cancel();
         }
     });
-    let result = worker.run_turn(prompt, cancel).await;
+    for alert in &alerts {
+        report_alert(alert, json_mode);
+    }
+    let result = worker.run_turn(user_text, cancel).await;
     printer.finish_line();
     match result {
         Ok(outcome) => report(&outcome, json_mode),

@@ -397,3 +397,44 @@ fn read_only_shell_commands_never_need_approval() {
     assert_eq!(results[1]["status"], "denied");
     assert!(!e.ws.join("out.txt").exists());
 }
+
+#[test]
+fn at_path_refs_attach_files_and_failures_become_alerts() {
+    let e = env();
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("It greets the world."));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+        ])
+        .arg("what does @greeting.txt say? also @missing.md and @../escape.txt")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let ev = events(&out);
+    let alerts: Vec<&Value> = ev.iter().filter(|x| x["type"] == "alert").collect();
+    assert_eq!(alerts.len(), 2);
+    assert_eq!(alerts[0]["level"], "warn");
+    assert!(alerts[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing.md"));
+    assert!(alerts[1]["message"]
+        .as_str()
+        .unwrap()
+        .contains("outside the workspace"));
+    let body = &server.requests()[0].body;
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert_eq!(
+        user,
+        "what does @greeting.txt say? also [unresolved file ref: missing.md] and [unresolved file ref: ../escape.txt]\n\n[File: greeting.txt]\nHello, world!\n"
+    );
+}
