@@ -67,15 +67,20 @@ pub struct ProviderArgs {
     pub max_output_tokens: Option<u32>,
 }
 
-fn system_prompt(workspace: &std::path::Path) -> String {
-    format!(
-        "You are saki, a coding agent working in the user's terminal, in the workspace {}.\n\
-         Use the tools to look before you answer: read_file, ls, glob and grep to inspect; edit \
-         (exact string replacement) and write_file to change files; shell for commands. Paths are \
-         relative to the workspace. Call several independent tools at once when you can. \
-         Answer concisely and accurately; use Markdown only where it helps.",
-        workspace.display()
-    )
+/// The system prompt for a new session in `workspace`.
+pub fn build_system_prompt(workspace: &std::path::Path) -> String {
+    let env = |k: &str| std::env::var(k).ok();
+    let global_dir = config::config_paths(workspace, &env)
+        .first()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        .filter(|d| !d.starts_with(workspace.join(".saki")));
+    let cwd = std::env::current_dir()
+        .ok()
+        .filter(|c| c.starts_with(workspace))
+        .unwrap_or_else(|| workspace.to_path_buf());
+    let paths = saki_pod::instructions::agents_md_paths(workspace, &cwd, global_dir.as_deref());
+    let instructions = saki_pod::instructions::project_instructions(&paths);
+    saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
 }
 
 fn report_alert(alert: &Alert, json_mode: bool) {
@@ -146,7 +151,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         }
     };
     let mut worker_config = WorkerConfig::new(resolved.model.clone());
-    worker_config.system_prompt = Some(system_prompt(workspace.root()));
     worker_config.max_output_tokens = args
         .provider
         .max_output_tokens
@@ -182,6 +186,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         (None, false) => Resume::New,
     };
     let workspace_key = workspace.root().display().to_string();
+    let fresh_prompt = build_system_prompt(workspace.root());
     let opened = session::store()
         .map_err(|e| e.to_string())
         .and_then(|store| {
@@ -192,12 +197,14 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 &resolved.provider,
                 &resolved.model,
                 &prompt,
+                &fresh_prompt,
             )
             .map_err(|e| e.to_string())
         });
     let recorder = match opened {
-        Ok((recorder, history)) => {
+        Ok((recorder, history, system)) => {
             worker.set_history(history);
+            worker.set_system_prompt(Some(system));
             recorder
         }
         Err(e) => {

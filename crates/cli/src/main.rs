@@ -41,6 +41,46 @@ enum DebugCommand {
     /// Classify a shell command: prints read-only, write or unknown. Without an argument,
     /// reads one command per line from stdin and prints one verdict per line.
     ShellSafety { command: Option<String> },
+    /// Estimate the base prompt (system prompt + tool schemas) in tokens for a workspace.
+    PromptSize {
+        /// The workspace (default: the current directory).
+        #[arg(short = 'C', long = "cd", value_name = "DIR")]
+        cd: Option<std::path::PathBuf>,
+    },
+}
+
+fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
+    let dir = cd
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| ".".into());
+    let workspace = match saki_tools::Workspace::new(&dir) {
+        Ok(w) => std::sync::Arc::new(w),
+        Err(e) => {
+            eprintln!("error: {}: {e}", dir.display());
+            return ExitCode::Usage;
+        }
+    };
+    let system = exec::build_system_prompt(workspace.root());
+    let tools = match saki_tools::builtin_server(workspace) {
+        Ok(t) => t.definitions(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::Internal;
+        }
+    };
+    let schemas = serde_json::to_string(&tools).unwrap_or_default();
+    let (s, t) = (
+        saki_pod::estimate_tokens(&system),
+        saki_pod::estimate_tokens(&schemas),
+    );
+    println!("system prompt: {s} tokens ({} bytes)", system.len());
+    println!(
+        "tool schemas:  {t} tokens ({} bytes, {} tools)",
+        schemas.len(),
+        tools.len()
+    );
+    println!("base prompt:   {} tokens (target: under 2000)", s + t);
+    ExitCode::Success
 }
 
 fn shell_safety(command: Option<String>) -> ExitCode {
@@ -73,6 +113,7 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => block_on(exec::run(args)),
         Command::Sessions { json } => session::list(json),
         Command::Debug(DebugCommand::ShellSafety { command }) => shell_safety(command),
+        Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };
     code.into()
 }

@@ -73,11 +73,12 @@ pub fn open(
     provider: &str,
     model: &str,
     prompt: &str,
-) -> Result<(Recorder, Vec<Item>), StoreError> {
+    system_prompt: &str,
+) -> Result<(Recorder, Vec<Item>, String), StoreError> {
     let loaded = match resume {
         Resume::New => {
-            let writer = store.create(workspace, provider, model, prompt)?;
-            return Ok((Recorder::new(writer), Vec::new()));
+            let writer = store.create(workspace, provider, model, prompt, Some(system_prompt))?;
+            return Ok((Recorder::new(writer), Vec::new(), system_prompt.to_owned()));
         }
         Resume::Id(id) => store.load(id)?,
         Resume::Last => store.latest_for(workspace)?,
@@ -90,7 +91,13 @@ pub fn open(
     for item in close_dangling_calls(&mut items) {
         recorder.record(&item);
     }
-    Ok((recorder, items))
+    // The session keeps the system prompt it started with, so the prefix stays identical.
+    let system = loaded
+        .meta
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| system_prompt.to_owned());
+    Ok((recorder, items, system))
 }
 
 fn ago(created: u64) -> String {

@@ -438,3 +438,49 @@ fn at_path_refs_attach_files_and_failures_become_alerts() {
         "what does @greeting.txt say? also [unresolved file ref: missing.md] and [unresolved file ref: ../escape.txt]\n\n[File: greeting.txt]\nHello, world!\n"
     );
 }
+
+#[test]
+fn agents_md_reaches_the_system_prompt_and_the_base_prompt_stays_small() {
+    let e = env();
+    std::fs::write(
+        e.ws.join("AGENTS.md"),
+        "Always run `make check` before finishing.",
+    )
+    .unwrap();
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("ok"));
+    e.saki()
+        .args([
+            "exec",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .success();
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("Always run `make check`"), "{system}");
+    assert!(system.contains(&e.ws.canonicalize().unwrap().display().to_string()));
+    let out = e
+        .saki()
+        .args(["debug", "prompt-size"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    let total: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("base prompt:"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(total < 2000, "{out}");
+}

@@ -132,6 +132,11 @@ impl Worker {
         &self.history
     }
 
+    /// Sets the system prompt (a resumed session brings its own).
+    pub fn set_system_prompt(&mut self, system_prompt: Option<String>) {
+        self.config.system_prompt = system_prompt;
+    }
+
     /// Replaces history (e.g. a resumed session).
     pub fn set_history(&mut self, history: Vec<Item>) {
         self.history = history;

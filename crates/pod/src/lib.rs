@@ -12,3 +12,6 @@ pub mod file_ref;
 pub use file_ref::{
     parse_prompt, Alert, AlertLevel, FsView, PodInterceptor, ResolveError, Segment,
 };
+pub mod instructions;
+
+pub use instructions::{estimate_tokens, system_prompt, WorkspaceFacts};

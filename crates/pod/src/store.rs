@@ -42,6 +42,9 @@ pub struct SessionMeta {
     pub created: u64,
     /// The first prompt, shortened.
     pub title: String,
+    /// The system prompt the session started with; resumed turns reuse it byte for byte.
+    #[serde(default)]
+    pub system_prompt: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -102,6 +105,7 @@ impl SessionStore {
         provider: &str,
         model: &str,
         title: &str,
+        system_prompt: Option<&str>,
     ) -> Result<SessionWriter, StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let created = now_secs();
@@ -120,6 +124,7 @@ impl SessionStore {
             model: model.into(),
             created,
             title,
+            system_prompt: system_prompt.map(str::to_owned),
         };
         let path = self.path_of(&meta.id);
         let file = OpenOptions::new()

@@ -28,7 +28,13 @@ fn items_round_trip_and_sessions_list_newest_first() {
     let store = SessionStore::new(dir.path().join("sessions"));
     assert!(store.list().unwrap().is_empty());
     let mut w = store
-        .create("/ws", "llamacpp", "qwen", "  fix   the\nbuild  ")
+        .create(
+            "/ws",
+            "llamacpp",
+            "qwen",
+            "  fix   the\nbuild  ",
+            Some("sys"),
+        )
         .unwrap();
     assert_eq!(w.meta().title, "fix the build");
     let items = vec![
@@ -57,7 +63,7 @@ fn items_round_trip_and_sessions_list_newest_first() {
     assert_eq!(loaded.items, items);
     assert!(loaded.warnings.is_empty());
     let other = store
-        .create("/other", "openai", "gpt", "second")
+        .create("/other", "openai", "gpt", "second", None)
         .unwrap()
         .meta()
         .clone();
@@ -80,7 +86,7 @@ fn items_round_trip_and_sessions_list_newest_first() {
 fn a_torn_last_line_is_skipped_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::new(dir.path());
-    let mut w = store.create("/ws", "p", "m", "t").unwrap();
+    let mut w = store.create("/ws", "p", "m", "t", None).unwrap();
     w.append(&Item::user("kept")).unwrap();
     let id = w.meta().id.clone();
     drop(w);

@@ -1,0 +1,206 @@
+//! The system prompt: saki's own short instructions, workspace facts, and the person's
+//! project instructions (`AGENTS.md`). Built once per session so it stays byte-stable.
+
+use std::path::{Path, PathBuf};
+
+/// Cap on each AGENTS.md file and on all of them together.
+pub const AGENTS_MD_FILE_MAX: usize = 8 * 1024;
+pub const AGENTS_MD_TOTAL_MAX: usize = 16 * 1024;
+
+/// Facts about the workspace the model should know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceFacts {
+    pub cwd: String,
+    pub os: String,
+    /// `YYYY-MM-DD`, UTC.
+    pub date: String,
+    /// Branch name and whether the tree has uncommitted changes; `None` outside git.
+    pub git: Option<(String, bool)>,
+}
+
+impl WorkspaceFacts {
+    pub fn gather(cwd: &Path) -> Self {
+        Self {
+            cwd: cwd.display().to_string(),
+            os: std::env::consts::OS.to_owned(),
+            date: civil_date(crate::store::now_secs()),
+            git: git_state(cwd),
+        }
+    }
+}
+
+fn git_state(cwd: &Path) -> Option<(String, bool)> {
+    let run = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let branch = run(&["rev-parse", "--abbrev-ref", "HEAD"])?;
+    let dirty = run(&["status", "--porcelain"]).is_some_and(|s| !s.is_empty());
+    Some((branch, dirty))
+}
+
+/// Days since 1970-01-01 to a civil date (proleptic Gregorian), UTC.
+fn civil_date(secs: u64) -> String {
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// AGENTS.md files that apply to `cwd`: the global one, then from the repository root
+/// (the nearest ancestor with `.git`, else `root`) down to `cwd`.
+pub fn agents_md_paths(root: &Path, cwd: &Path, global_dir: Option<&Path>) -> Vec<PathBuf> {
+    let top = cwd
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .unwrap_or(root);
+    let mut chain: Vec<&Path> = cwd.ancestors().take_while(|a| a.starts_with(top)).collect();
+    chain.reverse();
+    global_dir
+        .map(|g| g.join("AGENTS.md"))
+        .into_iter()
+        .chain(chain.into_iter().map(|d| d.join("AGENTS.md")))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// The project instructions section, size-capped with a note when cut.
+pub fn project_instructions(paths: &[PathBuf]) -> String {
+    let mut out = String::new();
+    for path in paths {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let room = AGENTS_MD_TOTAL_MAX
+            .saturating_sub(out.len())
+            .min(AGENTS_MD_FILE_MAX);
+        let body = saki_tools::common::prefix_at_boundary(text.trim(), room);
+        out.push_str(&format!("\n\n## {}\n{body}", path.display()));
+        if body.len() < text.trim().len() {
+            out.push_str(&format!(
+                "\n[...cut: {} of {} bytes shown]",
+                body.len(),
+                text.trim().len()
+            ));
+        }
+        if out.len() >= AGENTS_MD_TOTAL_MAX {
+            break;
+        }
+    }
+    out
+}
+
+/// saki's system prompt. Short on purpose: small local models read it at 30–100
+/// tokens per second before every first answer.
+pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
+    let git = match &facts.git {
+        Some((branch, true)) => format!("git branch {branch} (uncommitted changes)"),
+        Some((branch, false)) => format!("git branch {branch} (clean)"),
+        None => "not a git repository".to_owned(),
+    };
+    let mut prompt = format!(
+        "You are saki, a coding agent in the user's terminal.\n\
+         Workspace: {cwd} ({os}, {git}). Today is {date}.\n\
+         \n\
+         Rules:\n\
+         - Look before you answer: use read_file, ls, glob and grep to inspect files; do not guess their contents.\n\
+         - Change files with edit (exact text replacement; old_string must match once) or write_file for new files.\n\
+         - Use shell for builds, tests and git. Prefer short commands that finish.\n\
+         - Paths are relative to the workspace. Call independent tools together.\n\
+         - When a tool fails, read its message and adjust; do not repeat the same call.\n\
+         - Answer briefly and plainly. Say what you changed.",
+        cwd = facts.cwd,
+        os = facts.os,
+        date = facts.date,
+    );
+    if !instructions.is_empty() {
+        prompt.push_str("\n\n# Project instructions (AGENTS.md)");
+        prompt.push_str(instructions);
+    }
+    prompt
+}
+
+/// Token estimate: about 4 ASCII characters per token; other characters count as one
+/// token each (CJK and symbols tokenize densely).
+pub fn estimate_tokens(text: &str) -> usize {
+    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
+        if c.is_ascii() {
+            (a + 1, o)
+        } else {
+            (a, o + 1)
+        }
+    });
+    ascii.div_ceil(4) + other
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(951_782_400), "2000-02-29");
+        assert_eq!(civil_date(1_795_305_600), "2026-11-22");
+    }
+
+    #[test]
+    fn prompt_mentions_facts_and_estimates_are_sane() {
+        let facts = WorkspaceFacts {
+            cwd: "/w".into(),
+            os: "linux".into(),
+            date: "2026-11-22".into(),
+            git: Some(("main".into(), true)),
+        };
+        let p = system_prompt(&facts, "");
+        assert!(
+            p.contains("/w (linux, git branch main (uncommitted changes))")
+                && p.contains("2026-11-22")
+        );
+        assert_eq!(system_prompt(&facts, ""), p, "byte-stable");
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("日本"), 2);
+    }
+
+    #[test]
+    fn agents_md_from_global_and_root_down_with_caps() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sub = repo.join("crates/x");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
+        std::fs::write(dir.path().join("cfg/AGENTS.md"), "global rule").unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "repo rule").unwrap();
+        std::fs::write(sub.join("AGENTS.md"), "x".repeat(20_000)).unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "above the repo: ignored").unwrap();
+        let paths = agents_md_paths(&repo, &sub, Some(&dir.path().join("cfg")));
+        assert_eq!(
+            paths,
+            [
+                dir.path().join("cfg/AGENTS.md"),
+                repo.join("AGENTS.md"),
+                sub.join("AGENTS.md")
+            ]
+        );
+        let text = project_instructions(&paths);
+        assert!(text.find("global rule").unwrap() < text.find("repo rule").unwrap());
+        assert!(
+            text.contains("[...cut: 8192 of 20000 bytes shown]"),
+            "{}",
+            &text[text.len() - 60..]
+        );
+    }
+}
