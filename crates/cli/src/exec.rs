@@ -159,7 +159,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker_config.max_turns = args.max_turns as usize;
     let mut worker = Worker::new(client, tools, worker_config);
     // `@path` references: resolved now, attached right after the user item.
-    let (user_text, file_items, alerts) = FsView::new(workspace.clone())
+    let (user_text, file_items, ref_alerts) = FsView::new(workspace.clone())
         .prepare(&parse_prompt(&prompt), resolved.tool_output_max_bytes);
     let pod = PodInterceptor::default();
     pod.stash(file_items);
@@ -201,11 +201,16 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             )
             .map_err(|e| e.to_string())
         });
+    let mut alerts = Vec::new();
     let recorder = match opened {
-        Ok((recorder, history, system)) => {
-            worker.set_history(history);
-            worker.set_system_prompt(Some(system));
-            recorder
+        Ok(opened) => {
+            worker.set_history(opened.history);
+            worker.set_system_prompt(Some(opened.system_prompt));
+            alerts.extend(opened.warnings.into_iter().map(|message| Alert {
+                level: AlertLevel::Warn,
+                message,
+            }));
+            opened.recorder
         }
         Err(e) => {
             failed(json_mode, "session", &e);
@@ -255,6 +260,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             on_interrupt.cancel();
         }
     });
+    alerts.extend(ref_alerts);
     for alert in &alerts {
         report_alert(alert, json_mode);
     }

@@ -57,6 +57,16 @@ impl Recorder {
     }
 }
 
+/// A session ready for a run.
+pub struct Opened {
+    pub recorder: Recorder,
+    pub history: Vec<Item>,
+    /// The session's system prompt (a resumed one keeps its original).
+    pub system_prompt: String,
+    /// Problems found while loading, to be shown as alerts.
+    pub warnings: Vec<String>,
+}
+
 /// Which session `exec` continues.
 pub enum Resume {
     New,
@@ -74,18 +84,25 @@ pub fn open(
     model: &str,
     prompt: &str,
     system_prompt: &str,
-) -> Result<(Recorder, Vec<Item>, String), StoreError> {
+) -> Result<Opened, StoreError> {
     let loaded = match resume {
         Resume::New => {
             let writer = store.create(workspace, provider, model, prompt, Some(system_prompt))?;
-            return Ok((Recorder::new(writer), Vec::new(), system_prompt.to_owned()));
+            return Ok(Opened {
+                recorder: Recorder::new(writer),
+                history: Vec::new(),
+                system_prompt: system_prompt.to_owned(),
+                warnings: Vec::new(),
+            });
         }
         Resume::Id(id) => store.load(id)?,
         Resume::Last => store.latest_for(workspace)?,
     };
-    for warning in &loaded.warnings {
-        eprintln!("warning: session {}: {warning}", loaded.meta.id);
-    }
+    let warnings = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("session {}: {w}", loaded.meta.id))
+        .collect();
     let recorder = Recorder::new(store.append_to(&loaded)?);
     let mut items = loaded.items;
     for item in close_dangling_calls(&mut items) {
@@ -97,7 +114,12 @@ pub fn open(
         .system_prompt
         .clone()
         .unwrap_or_else(|| system_prompt.to_owned());
-    Ok((recorder, items, system))
+    Ok(Opened {
+        recorder,
+        history: items,
+        system_prompt: system,
+        warnings,
+    })
 }
 
 fn ago(created: u64) -> String {

@@ -252,3 +252,63 @@ fn killed_mid_stream_and_mid_tool_the_session_resumes_well_formed() {
         .lines()
         .all(|l| serde_json::from_str::<Value>(l).is_ok()));
 }
+
+#[test]
+fn a_torn_session_line_is_an_alert_on_resume() {
+    let e = env();
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("first"));
+    e.saki()
+        .args([
+            "exec",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "one",
+        ])
+        .assert()
+        .success();
+    let file = e.session_files().remove(0);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(&mut f, br#"{"type":"item","item":{"type":"user","te"#).unwrap();
+    server.push(Turn::text("second"));
+    e.saki()
+        .args([
+            "exec",
+            "--json",
+            "--last",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "two",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains(r#""type":"alert""#).and(predicate::str::contains("cut off")),
+        );
+    let msgs = messages_json(&server.requests()[1].body);
+    assert_eq!(msgs.len(), 4, "system, one, first, two: {msgs:#?}");
+    // Items written after the torn line are not lost on the next resume.
+    server.push(Turn::text("third"));
+    e.saki()
+        .args([
+            "exec",
+            "--last",
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "three",
+        ])
+        .assert()
+        .success();
+    let msgs = messages_json(&server.requests()[2].body);
+    assert_eq!(msgs.len(), 6, "{msgs:#?}");
+    assert!(msgs[3].contains("two") && msgs[4].contains("second"));
+}

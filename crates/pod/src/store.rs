@@ -141,15 +141,25 @@ impl SessionStore {
         Ok(writer)
     }
 
-    /// Reopens a session to append to it.
+    /// Reopens a session to append to it. A torn last line (from a crash) is ended
+    /// first, so new items start on a line of their own; the fragment stays on disk.
     pub fn append_to(&self, loaded: &LoadedSession) -> Result<SessionWriter, StoreError> {
-        let file = OpenOptions::new()
+        let path = &loaded.path;
+        let ends_cleanly = std::fs::read(path)
+            .map_err(io(path))?
+            .last()
+            .is_none_or(|b| *b == b'\n');
+        let mut file = OpenOptions::new()
             .append(true)
-            .open(&loaded.path)
-            .map_err(io(&loaded.path))?;
+            .open(path)
+            .map_err(io(path))?;
+        if !ends_cleanly {
+            file.write_all(b"\n").map_err(io(path))?;
+            file.sync_data().map_err(io(path))?;
+        }
         Ok(SessionWriter {
             file,
-            path: loaded.path.clone(),
+            path: path.clone(),
             meta: loaded.meta.clone(),
         })
     }
