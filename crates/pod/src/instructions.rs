@@ -120,6 +120,7 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
          - Use shell for builds, tests and git. Prefer short commands that finish.\n\
          - Paths are relative to the workspace. Call independent tools together.\n\
          - When a tool fails, read its message and adjust; do not repeat the same call.\n\
+         - Once a tool result answers the question, stop calling tools and reply.\n\
          - Answer briefly and plainly. Say what you changed.",
         cwd = facts.cwd,
         os = facts.os,
