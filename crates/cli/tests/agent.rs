@@ -2,40 +2,15 @@
 //! `saki exec` as an agent: a real conversation with tools for every wire protocol,
 //! approvals and hooks, against the mock provider.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{env_with, events, Env};
 use predicates::prelude::*;
 use saki_testkit::{MockServer, Turn};
 use serde_json::Value;
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: std::path::PathBuf,
-}
-
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let ws = home.path().join("project");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("greeting.txt"), "Hello, world!\n").unwrap();
-    Env { home, ws }
-}
-
-impl Env {
-    fn saki(&self) -> Command {
-        let mut cmd = Command::cargo_bin("saki").unwrap();
-        cmd.env_clear()
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .current_dir(&self.ws);
-        cmd
-    }
-}
-
-fn events(out: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    env_with(&[("greeting.txt", "Hello, world!\n")])
 }
 
 fn items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -2,42 +2,16 @@
 //! Durable sessions through the CLI: resume sends the same history byte for byte, and a
 //! process killed mid-stream or mid-tool leaves a log that resumes cleanly.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{env_with, Env};
 use predicates::prelude::*;
 use saki_testkit::{MockServer, Turn};
 use serde_json::Value;
 use std::io::BufRead;
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: std::path::PathBuf,
-}
-
 fn env() -> Env {
-    let home = tempfile::tempdir().unwrap();
-    let ws = home.path().join("project");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
-    Env { home, ws }
-}
-
-impl Env {
-    fn cmd(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("saki"));
-        cmd.env_clear()
-            .env("HOME", self.home.path())
-            .current_dir(&self.ws);
-        cmd
-    }
-    fn saki(&self) -> Command {
-        Command::from_std(self.cmd())
-    }
-    fn session_files(&self) -> Vec<std::path::PathBuf> {
-        let dir = self.home.path().join(".local/share/saki/sessions");
-        std::fs::read_dir(dir)
-            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-            .unwrap_or_default()
-    }
+    env_with(&[("a.txt", "alpha\n")])
 }
 
 fn messages_json(body: &Value) -> Vec<String> {
