@@ -136,6 +136,9 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
 /// Token estimate: about 4 ASCII characters per token; other characters count as one
 /// token each (CJK and symbols tokenize densely).
 pub fn estimate_tokens(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.len().div_ceil(4);
+    }
     let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
         if c.is_ascii() {
             (a + 1, o)

@@ -15,3 +15,4 @@ pub use file_ref::{
 pub mod instructions;
 
 pub use instructions::{estimate_tokens, system_prompt, WorkspaceFacts};
+pub mod compaction;

@@ -1,0 +1,148 @@
+//! Context compaction, the decision and planning half: token accounting, when to act,
+//! which old tool outputs to prune, and where to split history for a summary. All pure
+//! functions over history, so they are cheap (see `benches/compaction.rs`) and testable.
+
+use crate::instructions::estimate_tokens;
+use saki_llm_worker::{Item, ToolResultStatus};
+
+/// Tool output tokens kept, newest first, before older outputs may be pruned.
+pub const PRUNE_PROTECT: usize = 40_000;
+/// Pruning runs only when it frees more than this.
+pub const PRUNE_MINIMUM: usize = 20_000;
+/// User turns (newest) never pruned.
+pub const PRUNE_PROTECTED_TURNS: usize = 2;
+/// Share of history (by size) kept verbatim after a summary.
+pub const COMPRESSION_PRESERVE_THRESHOLD: f64 = 0.3;
+/// Default `compaction.threshold`: act at this share of the usable window.
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
+/// What the model sees instead of a pruned tool output.
+pub const PRUNED_MARKER: &str = "[Old tool result content cleared]";
+
+fn item_text(item: &Item) -> (&str, &str) {
+    match item {
+        Item::User { text }
+        | Item::System { text }
+        | Item::AssistantText { text }
+        | Item::Thinking { text, .. } => (text, ""),
+        Item::ToolCall {
+            name, arguments, ..
+        } => (name, arguments),
+        Item::ToolResult { name, content, .. } => (name, content),
+    }
+}
+
+/// Characters of an item, as the split point measures size.
+pub fn item_chars(item: &Item) -> usize {
+    let count = |s: &str| {
+        if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        }
+    };
+    let (a, b) = item_text(item);
+    count(a) + count(b)
+}
+
+/// Estimated tokens of an item (a few tokens of framing per item).
+pub fn item_tokens(item: &Item) -> usize {
+    let (a, b) = item_text(item);
+    estimate_tokens(a) + estimate_tokens(b) + 4
+}
+
+/// The prompt size now: the provider's last report (for the first `reported_items` items)
+/// plus an estimate of the items since, scaled by how far estimates were off for the
+/// reported prefix (clamped to 0.5–2x so one odd report cannot run away).
+pub fn current_tokens(history: &[Item], report: Option<(usize, u64)>) -> u64 {
+    let estimate = |items: &[Item]| items.iter().map(item_tokens).sum::<usize>() as u64;
+    match report {
+        None => estimate(history),
+        Some((n, reported)) => {
+            let n = n.min(history.len());
+            let prefix = estimate(&history[..n]).max(1);
+            let ratio = (reported as f64 / prefix as f64).clamp(0.5, 2.0);
+            reported + (estimate(&history[n..]) as f64 * ratio).round() as u64
+        }
+    }
+}
+
+/// Whether to compact: `tokens >= threshold × (context_window − reserved_output)`.
+pub fn should_compact(
+    tokens: u64,
+    context_window: u64,
+    reserved_output: u64,
+    threshold: f64,
+) -> bool {
+    let usable = context_window.saturating_sub(reserved_output);
+    usable > 0 && tokens as f64 >= threshold * usable as f64
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrunePlan {
+    /// Indices of tool results to clear, newest first.
+    pub indices: Vec<usize>,
+    pub tokens_freed: usize,
+}
+
+/// Plans a prune: walking newest to oldest from the end back to `boundary` (the last
+/// compaction), the newest user turns are protected; once completed tool outputs add up
+/// past [`PRUNE_PROTECT`], older ones are marked — if that frees more than
+/// [`PRUNE_MINIMUM`]. An already pruned output ends the walk.
+pub fn plan_prune(history: &[Item], boundary: usize) -> Option<PrunePlan> {
+    let (mut total, mut freed, mut turns) = (0usize, 0usize, 0usize);
+    let mut indices = Vec::new();
+    for i in (boundary.min(history.len())..history.len()).rev() {
+        match &history[i] {
+            Item::User { .. } => turns += 1,
+            Item::ToolResult {
+                content, status, ..
+            } if turns >= PRUNE_PROTECTED_TURNS => {
+                if content.starts_with(PRUNED_MARKER) {
+                    break;
+                }
+                if !matches!(status, ToolResultStatus::Success | ToolResultStatus::Error) {
+                    continue;
+                }
+                let estimate = estimate_tokens(content);
+                total += estimate;
+                if total > PRUNE_PROTECT {
+                    freed += estimate;
+                    indices.push(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    (freed > PRUNE_MINIMUM).then_some(PrunePlan {
+        indices,
+        tokens_freed: freed,
+    })
+}
+
+/// Where the kept tail starts: `history[..split]` is summarized. A split is only ever at
+/// a user message (never between a tool call and its result). The first user message at
+/// or past `fraction` of the total size wins; if none, a history ending in a model answer
+/// without tool calls may be summarized whole, else the last possible split is used.
+pub fn find_split_point(history: &[Item], fraction: f64) -> usize {
+    let total: usize = history.iter().map(item_chars).sum();
+    let target = total as f64 * fraction;
+    let mut cumulative = 0usize;
+    let mut last_split = 0;
+    for (i, item) in history.iter().enumerate() {
+        if matches!(item, Item::User { .. }) {
+            if cumulative as f64 >= target {
+                return i;
+            }
+            last_split = i;
+        }
+        cumulative += item_chars(item);
+    }
+    match history.last() {
+        Some(Item::AssistantText { .. } | Item::Thinking { .. }) => history.len(),
+        _ => last_split,
+    }
+}
+
+#[cfg(test)]
+#[path = "compaction_tests.rs"]
+mod tests;
