@@ -143,6 +143,91 @@ pub fn find_split_point(history: &[Item], fraction: f64) -> usize {
     }
 }
 
+/// Clears the planned tool outputs in the model's view: the marker plus a one-line
+/// summary. (The full output stays in the session log.)
+pub fn apply_prune(history: &mut [Item], plan: &PrunePlan) {
+    for &i in &plan.indices {
+        if let Some(Item::ToolResult { name, content, .. }) = history.get_mut(i) {
+            let summary = format!(
+                "{PRUNED_MARKER} {name}: {} bytes, {} lines",
+                content.len(),
+                content.lines().count()
+            );
+            *content = summary;
+        }
+    }
+}
+
+/// Marks the summary item so later compactions find (and merge) the previous snapshot.
+pub const SUMMARY_MARKER: &str = "[Summary of the earlier conversation]";
+
+/// The instruction appended to the history being summarized.
+pub fn summary_instruction(previous_snapshot: Option<&str>) -> String {
+    let mut text = String::from(
+        "Stop the task for a moment and write a <state_snapshot> of this conversation so far, so that \
+         work can continue from it alone. Be specific and brief. Include:\n\
+         - overall goal: what the person wants in the end;\n\
+         - instructions: the person's standing instructions, preferences and constraints, in their words;\n\
+         - key knowledge: commands, conventions and facts learned (build/test commands, paths, APIs);\n\
+         - file system state: files read, modified and created, with paths and what changed;\n\
+         - recent actions and their results;\n\
+         - plan: steps done, in progress, and to do.\n\
+         Answer with the <state_snapshot>...</state_snapshot> block only.",
+    );
+    if let Some(previous) = previous_snapshot {
+        text.push_str(
+            "\n\nAn earlier snapshot exists (below). Merge it into the new one; where they disagree, \
+             the newer facts win.\n",
+        );
+        text.push_str(previous);
+    }
+    text
+}
+
+/// The newest summary item's text in `history`, if any.
+pub fn previous_snapshot(history: &[Item]) -> Option<&str> {
+    history.iter().rev().find_map(|i| match i {
+        Item::System { text } => text.strip_prefix(SUMMARY_MARKER).map(str::trim_start),
+        _ => None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionStatus {
+    Compressed,
+    Pruned,
+    Noop,
+    FailedInflated,
+    FailedEmptySummary,
+}
+
+/// Builds the history after a summary — the marked snapshot, a short acknowledgement,
+/// then the kept tail — and verifies it: an empty summary or a history that did not
+/// shrink is refused (the old history stays).
+pub fn compacted_history(
+    summary: &str,
+    tail: &[Item],
+    tokens_before: u64,
+) -> Result<(Vec<Item>, u64), CompactionStatus> {
+    let summary = summary.trim();
+    if summary.is_empty() {
+        return Err(CompactionStatus::FailedEmptySummary);
+    }
+    let mut history = vec![
+        Item::system(format!("{SUMMARY_MARKER}\n{summary}")),
+        Item::AssistantText {
+            text: "Understood; I will continue from this summary.".into(),
+        },
+    ];
+    history.extend_from_slice(tail);
+    let after = current_tokens(&history, None);
+    if after >= tokens_before {
+        return Err(CompactionStatus::FailedInflated);
+    }
+    Ok((history, after))
+}
+
 #[cfg(test)]
 #[path = "compaction_tests.rs"]
 mod tests;

@@ -146,3 +146,48 @@ fn token_accounting_is_calibrated_by_the_last_report() {
     // Wild reports are clamped.
     assert_eq!(current_tokens(&h, Some((2, 100_000))), 100_000 + 208);
 }
+
+#[test]
+fn pruned_outputs_show_the_marker_and_a_one_line_summary() {
+    let mut h = vec![user(5), call(1), result(1, 10)];
+    apply_prune(
+        &mut h,
+        &PrunePlan {
+            indices: vec![2],
+            tokens_freed: 10,
+        },
+    );
+    let Item::ToolResult { content, .. } = &h[2] else {
+        panic!()
+    };
+    assert_eq!(
+        content,
+        "[Old tool result content cleared] read_file: 40 bytes, 1 lines"
+    );
+    assert_eq!(plan_prune(&h, 0), None);
+}
+
+#[test]
+fn summaries_are_verified_and_merge_the_previous_snapshot() {
+    let tail = vec![user(10), answer(10)];
+    let before = 10_000;
+    assert_eq!(
+        compacted_history("  ", &tail, before),
+        Err(CompactionStatus::FailedEmptySummary)
+    );
+    assert_eq!(
+        compacted_history(&"x".repeat(100_000), &tail, before),
+        Err(CompactionStatus::FailedInflated)
+    );
+    let (h, after) =
+        compacted_history("<state_snapshot>goal: fix</state_snapshot>", &tail, before).unwrap();
+    assert!(after < before);
+    assert_eq!(&h[2..], &tail[..]);
+    assert_eq!(
+        previous_snapshot(&h),
+        Some("<state_snapshot>goal: fix</state_snapshot>")
+    );
+    let ask = summary_instruction(previous_snapshot(&h));
+    assert!(ask.contains("newer facts win") && ask.contains("goal: fix"));
+    assert!(!summary_instruction(None).contains("earlier snapshot"));
+}
