@@ -221,14 +221,19 @@ pub struct Resolved {
     pub tool_output_max_bytes: usize,
 }
 
-/// Where config files live for a workspace.
-pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
-    let global = env("XDG_CONFIG_HOME")
+/// `$XDG_CONFIG_HOME/saki` (default `~/.config/saki`): global config and AGENTS.md.
+pub fn global_config_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("XDG_CONFIG_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .map(|dir| dir.join("saki").join("config.toml"));
-    global
+        .map(|dir| dir.join("saki"))
+}
+
+/// Where config files live for a workspace.
+pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    global_config_dir(env)
+        .map(|dir| dir.join("config.toml"))
         .into_iter()
         .chain([workspace.join(".saki").join("config.toml")])
         .collect()

@@ -69,11 +69,7 @@ pub struct ProviderArgs {
 
 /// The system prompt for a new session in `workspace`.
 pub fn build_system_prompt(workspace: &std::path::Path) -> String {
-    let env = |k: &str| std::env::var(k).ok();
-    let global_dir = config::config_paths(workspace, &env)
-        .first()
-        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
-        .filter(|d| !d.starts_with(workspace.join(".saki")));
+    let global_dir = config::global_config_dir(&|k: &str| std::env::var(k).ok());
     let cwd = std::env::current_dir()
         .ok()
         .filter(|c| c.starts_with(workspace))
@@ -168,7 +164,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         args.approval,
         Arc::new(DenyWithoutAsking),
     )));
-    if !hooks.hooks.is_empty() {
+    if !hooks.is_empty() {
         worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));
     }
 
@@ -186,7 +182,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         (None, false) => Resume::New,
     };
     let workspace_key = workspace.root().display().to_string();
-    let fresh_prompt = build_system_prompt(workspace.root());
     let opened = session::store()
         .map_err(|e| e.to_string())
         .and_then(|store| {
@@ -197,7 +192,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 &resolved.provider,
                 &resolved.model,
                 &prompt,
-                &fresh_prompt,
+                || build_system_prompt(workspace.root()),
             )
             .map_err(|e| e.to_string())
         });

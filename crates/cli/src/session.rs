@@ -83,15 +83,17 @@ pub fn open(
     provider: &str,
     model: &str,
     prompt: &str,
-    system_prompt: &str,
+    // Built only for a new session (it runs git): a resumed one keeps its own.
+    system_prompt: impl FnOnce() -> String,
 ) -> Result<Opened, StoreError> {
     let loaded = match resume {
         Resume::New => {
-            let writer = store.create(workspace, provider, model, prompt, Some(system_prompt))?;
+            let system_prompt = system_prompt();
+            let writer = store.create(workspace, provider, model, prompt, Some(&system_prompt))?;
             return Ok(Opened {
                 recorder: Recorder::new(writer),
                 history: Vec::new(),
-                system_prompt: system_prompt.to_owned(),
+                system_prompt,
                 warnings: Vec::new(),
             });
         }
@@ -113,7 +115,7 @@ pub fn open(
         .meta
         .system_prompt
         .clone()
-        .unwrap_or_else(|| system_prompt.to_owned());
+        .unwrap_or_else(system_prompt);
     Ok(Opened {
         recorder,
         history: items,

@@ -54,10 +54,18 @@ pub enum HookDecision {
     Block(String),
 }
 
+#[derive(Debug, Clone)]
+struct Registered {
+    event: HookEvent,
+    config: HookConfig,
+    /// The compiled `matcher`; `None` matches every tool.
+    matcher: Option<regex::Regex>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
-    pub hooks: Vec<(HookEvent, HookConfig)>,
-    pub cwd: PathBuf,
+    hooks: Vec<Registered>,
+    cwd: PathBuf,
 }
 
 impl Hooks {
@@ -68,8 +76,23 @@ impl Hooks {
         }
     }
 
+    /// Registers a hook, compiling its matcher once. An invalid matcher is reported and
+    /// the hook runs for every tool: silently skipping it would drop a guard.
     pub fn add(&mut self, event: HookEvent, config: HookConfig) {
-        self.hooks.push((event, config));
+        let matcher = config.matcher.as_deref().and_then(|pattern| {
+            regex::Regex::new(&format!("^(?:{pattern})$"))
+                .map_err(|e| tracing::warn!(%pattern, error = %e, "invalid hook matcher; the hook runs for every tool"))
+                .ok()
+        });
+        self.hooks.push(Registered {
+            event,
+            config,
+            matcher,
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
     }
 
     /// Runs every hook for `event` (in configuration order) until one blocks.
@@ -79,8 +102,17 @@ impl Hooks {
         tool_name: Option<&str>,
         payload: Value,
     ) -> HookDecision {
-        for (e, hook) in &self.hooks {
-            if *e != event || !matches(hook, tool_name) {
+        for Registered {
+            event: e,
+            config: hook,
+            matcher,
+        } in &self.hooks
+        {
+            let applies = match (matcher, tool_name) {
+                (Some(re), Some(name)) => re.is_match(name),
+                _ => true,
+            };
+            if *e != event || !applies {
                 continue;
             }
             let mut input = json!({"event": event.as_str(), "cwd": self.cwd});
@@ -92,19 +124,6 @@ impl Hooks {
             }
         }
         HookDecision::Continue
-    }
-}
-
-fn matches(hook: &HookConfig, tool_name: Option<&str>) -> bool {
-    match (&hook.matcher, tool_name) {
-        (None, _) | (Some(_), None) => true,
-        (Some(pattern), Some(name)) => match regex::Regex::new(&format!("^(?:{pattern})$")) {
-            Ok(re) => re.is_match(name),
-            Err(e) => {
-                tracing::warn!(%pattern, error = %e, "invalid hook matcher; the hook runs for every tool");
-                true
-            }
-        },
     }
 }
 

@@ -62,6 +62,8 @@ pub struct LoadedSession {
     /// Problems found while loading (torn or unreadable lines), for the person.
     pub warnings: Vec<String>,
     pub path: PathBuf,
+    /// The file does not end with a line break (a write was cut off).
+    pub torn_tail: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -145,15 +147,11 @@ impl SessionStore {
     /// first, so new items start on a line of their own; the fragment stays on disk.
     pub fn append_to(&self, loaded: &LoadedSession) -> Result<SessionWriter, StoreError> {
         let path = &loaded.path;
-        let ends_cleanly = std::fs::read(path)
-            .map_err(io(path))?
-            .last()
-            .is_none_or(|b| *b == b'\n');
         let mut file = OpenOptions::new()
             .append(true)
             .open(path)
             .map_err(io(path))?;
-        if !ends_cleanly {
+        if loaded.torn_tail {
             file.write_all(b"\n").map_err(io(path))?;
             file.sync_data().map_err(io(path))?;
         }
@@ -211,7 +209,11 @@ fn read_header(path: &Path) -> Result<SessionMeta, StoreError> {
     BufReader::new(file)
         .read_line(&mut first)
         .map_err(io(path))?;
-    match serde_json::from_str::<Line>(&first) {
+    parse_header(&first, path)
+}
+
+fn parse_header(line: &str, path: &Path) -> Result<SessionMeta, StoreError> {
+    match serde_json::from_str::<Line>(line) {
         Ok(Line::Session(meta)) => Ok(meta),
         Ok(_) => Err(StoreError::BadHeader {
             path: path.into(),
@@ -225,25 +227,23 @@ fn read_header(path: &Path) -> Result<SessionMeta, StoreError> {
 }
 
 fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
-    let text = std::fs::read(path).map_err(io(path))?;
-    let text = String::from_utf8_lossy(&text);
-    let meta = read_header(path)?;
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.split_inclusive('\n').enumerate().peekable();
+    let meta = parse_header(lines.next().map_or("", |(_, l)| l), path)?;
     let mut items = Vec::new();
     let mut warnings = Vec::new();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    for (n, line) in lines.iter().enumerate().skip(1) {
-        let complete = line.ends_with('\n');
+    while let Some((n, line)) = lines.next() {
+        let torn = lines.peek().is_none() && !line.ends_with('\n');
         match serde_json::from_str::<Line>(line.trim_end()) {
-            Ok(Line::Item { item }) if complete || n + 1 == lines.len() => items.push(item),
-            Ok(Line::Item { .. }) | Ok(Line::Session(_)) => {
+            Ok(Line::Item { item }) => items.push(item),
+            Ok(Line::Session(_)) => {
                 warnings.push(format!("line {}: unexpected record skipped", n + 1))
             }
-            Err(_) if n + 1 == lines.len() && !complete => {
-                warnings.push(format!(
-                    "the last line (line {}) was cut off mid-write and is skipped",
-                    n + 1
-                ));
-            }
+            Err(_) if torn => warnings.push(format!(
+                "the last line (line {}) was cut off mid-write and is skipped",
+                n + 1
+            )),
             Err(e) => warnings.push(format!("line {}: unreadable item skipped ({e})", n + 1)),
         }
     }
@@ -255,6 +255,7 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
         items,
         warnings,
         path: path.to_path_buf(),
+        torn_tail: bytes.last().is_some_and(|b| *b != b'\n'),
     })
 }
 
