@@ -142,8 +142,10 @@ impl Client {
     ) -> Result<EventStream, ClientError> {
         let wire = self.config.wire_api;
         let url = wire.endpoint_url(&self.config.base_url, &request.model);
-        let body = serde_json::to_vec(&wire.encode(request))
-            .map_err(|e| ClientError::Config(format!("request could not be encoded: {e}")))?;
+        // Bytes: each retry shares the encoded body instead of copying it.
+        let body: bytes::Bytes = serde_json::to_vec(&wire.encode(request))
+            .map_err(|e| ClientError::Config(format!("request could not be encoded: {e}")))?
+            .into();
         let mut attempt = 0;
         let opened = loop {
             let result = tokio::select! {
@@ -171,7 +173,7 @@ impl Client {
         Ok(EventStream { rx })
     }
 
-    async fn open(&self, url: &str, body: Vec<u8>) -> Result<Opened, ClientError> {
+    async fn open(&self, url: &str, body: bytes::Bytes) -> Result<Opened, ClientError> {
         let wire = self.config.wire_api;
         let mut builder = self
             .http

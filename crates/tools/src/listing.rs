@@ -9,6 +9,24 @@ use std::sync::Arc;
 
 const MAX_ENTRIES: usize = 500;
 
+/// One name per line, sorted, capped at [`MAX_ENTRIES`] with a notice naming the rest.
+fn sorted_list(mut names: Vec<String>, what: &str, hint: &str, empty: String) -> ToolOutput {
+    names.sort();
+    let total = names.len();
+    if total == 0 {
+        return ToolOutput::new(empty).with_summary(format!("0 {what}"));
+    }
+    names.truncate(MAX_ENTRIES);
+    let mut out = names.join("\n");
+    if total > MAX_ENTRIES {
+        out.push_str(&format!(
+            "\n[...{} more {what} not shown{hint}]",
+            total - MAX_ENTRIES
+        ));
+    }
+    ToolOutput::new(out).with_summary(format!("{total} {what}"))
+}
+
 pub struct Ls(pub Arc<Workspace>);
 pub struct Glob(pub Arc<Workspace>);
 
@@ -38,7 +56,7 @@ impl Tool for Ls {
         let dir = self.0.resolve(&shown).map_err(failed)?;
         let entries =
             std::fs::read_dir(&dir).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
-        let mut names: Vec<String> = entries
+        let names: Vec<String> = entries
             .filter_map(Result::ok)
             .map(|e| {
                 let mut name = e.file_name().to_string_lossy().into_owned();
@@ -48,20 +66,12 @@ impl Tool for Ls {
                 name
             })
             .collect();
-        names.sort();
-        let total = names.len();
-        names.truncate(MAX_ENTRIES);
-        let mut out = names.join("\n");
-        if total > MAX_ENTRIES {
-            out.push_str(&format!(
-                "\n[...{} more entries not shown]",
-                total - MAX_ENTRIES
-            ));
-        }
-        if total == 0 {
-            out = "[empty directory]".into();
-        }
-        Ok(ToolOutput::new(out).with_summary(format!("{total} entries")))
+        Ok(sorted_list(
+            names,
+            "entries",
+            "",
+            "[empty directory]".into(),
+        ))
     }
 }
 
@@ -101,7 +111,7 @@ impl Tool for Glob {
             .map_err(|e| ToolError::InvalidInput(format!("bad glob pattern: {e}")))?
             .compile_matcher();
         let root = base.clone();
-        let mut found = tokio::task::spawn_blocking(move || {
+        let found = tokio::task::spawn_blocking(move || {
             let mut found = Vec::new();
             for entry in ignore::WalkBuilder::new(&root)
                 .build()
@@ -120,19 +130,7 @@ impl Tool for Glob {
         })
         .await
         .map_err(failed)?;
-        found.sort();
-        let total = found.len();
-        found.truncate(MAX_ENTRIES);
-        let mut out = found.join("\n");
-        if total > MAX_ENTRIES {
-            out.push_str(&format!(
-                "\n[...{} more files not shown; narrow the pattern]",
-                total - MAX_ENTRIES
-            ));
-        }
-        if total == 0 {
-            out = format!("no files match {}", args.pattern);
-        }
-        Ok(ToolOutput::new(out).with_summary(format!("{total} files")))
+        let empty = format!("no files match {}", args.pattern);
+        Ok(sorted_list(found, "files", "; narrow the pattern", empty))
     }
 }
