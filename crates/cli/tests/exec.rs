@@ -1,27 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `saki exec` as a person runs it, against the mock provider.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{env_with, events as json_lines};
 use predicates::prelude::*;
 use saki_testkit::{MockServer, Reply, Turn};
-use serde_json::Value;
-
-/// A `saki` command isolated from the machine's config and keys.
-fn saki(home: &tempfile::TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("saki").unwrap();
-    cmd.env_clear()
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .current_dir(home.path());
-    cmd
-}
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
-        .collect()
-}
 
 #[test]
 fn plain_mode_streams_the_answer_to_stdout() {
@@ -31,8 +15,8 @@ fn plain_mode_streams_the_answer_to_stdout() {
             .with_thinking("peek first")
             .with_usage(9, 7),
     );
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args([
             "exec",
             "--provider",
@@ -54,8 +38,9 @@ fn plain_mode_streams_the_answer_to_stdout() {
 fn json_mode_prints_one_event_per_line() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("Hello there").with_usage(12, 3));
-    let home = tempfile::tempdir().unwrap();
-    let out = saki(&home)
+    let e = env_with(&[]);
+    let out = e
+        .saki()
         .env("ANTHROPIC_API_KEY", "k")
         .args([
             "exec",
@@ -104,8 +89,8 @@ fn json_mode_prints_one_event_per_line() {
 fn prompt_is_read_from_stdin() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("ok"));
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args(["exec", "--base-url", &server.openai_url(), "--model", "m"])
         .write_stdin("from stdin\n")
         .assert()
@@ -119,8 +104,8 @@ fn prompt_is_read_from_stdin() {
 
 #[test]
 fn no_provider_says_how_to_configure_one() {
-    let home = tempfile::tempdir().unwrap();
-    saki(&home).args(["exec", "hello"]).assert().code(3).stderr(
+    let e = env_with(&[]);
+    e.saki().args(["exec", "hello"]).assert().code(3).stderr(
         predicate::str::contains("ANTHROPIC_API_KEY").and(predicate::str::contains("config.toml")),
     );
 }
@@ -129,8 +114,8 @@ fn no_provider_says_how_to_configure_one() {
 fn config_file_selects_a_named_provider() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("from gemini"));
-    let home = tempfile::tempdir().unwrap();
-    let ws = home.path().join(".saki");
+    let e = env_with(&[]);
+    let ws = e.ws.join(".saki");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(
         ws.join("config.toml"),
@@ -140,7 +125,7 @@ fn config_file_selects_a_named_provider() {
         ),
     )
     .unwrap();
-    saki(&home)
+    e.saki()
         .env("MY_KEY", "secret")
         .args(["exec", "hi"])
         .assert()
@@ -156,8 +141,8 @@ fn config_file_selects_a_named_provider() {
 fn environment_selects_provider_and_model() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("via env"));
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .env("SAKI_PROVIDER", "openai")
         .env("SAKI_MODEL", "gpt-test")
         .env("SAKI_BASE_URL", server.openai_url())
@@ -179,8 +164,8 @@ fn provider_errors_have_meaningful_exit_codes() {
         401,
         r#"{"error":{"message":"Incorrect API key provided"}}"#,
     ));
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args([
             "exec",
             "--json",
@@ -201,7 +186,7 @@ fn provider_errors_have_meaningful_exit_codes() {
     server.push(Reply::raw_sse(
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\ndata: {\"error\":{\"code\":500,\"message\":\"slot failed\"}}\n\n",
     ));
-    saki(&home)
+    e.saki()
         .args([
             "exec",
             "--base-url",
@@ -222,8 +207,8 @@ fn a_stream_without_finish_reason_still_succeeds_with_a_warning() {
     server.push(Reply::raw_sse(
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"all here\"}}]}\n\n",
     ));
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args([
             "exec",
             "--base-url",
@@ -240,8 +225,8 @@ fn a_stream_without_finish_reason_still_succeeds_with_a_warning() {
 
 #[test]
 fn empty_prompt_and_bad_flags_are_usage_errors() {
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args([
             "exec",
             "--base-url",
@@ -252,11 +237,8 @@ fn empty_prompt_and_bad_flags_are_usage_errors() {
         ])
         .assert()
         .code(2);
-    saki(&home)
-        .args(["exec", "--no-such-flag"])
-        .assert()
-        .code(2);
-    saki(&home)
+    e.saki().args(["exec", "--no-such-flag"]).assert().code(2);
+    e.saki()
         .args(["--version"])
         .assert()
         .success()
@@ -267,11 +249,9 @@ fn empty_prompt_and_bad_flags_are_usage_errors() {
 fn ctrl_c_cancels_the_stream_with_exit_130() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("first words then silence").stall_after(3));
-    let home = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("saki");
-    let mut child = std::process::Command::new(bin)
-        .env_clear()
-        .env("HOME", home.path())
+    let e = env_with(&[]);
+    let mut child = e
+        .cmd()
         .args([
             "exec",
             "--json",
@@ -313,18 +293,18 @@ fn ctrl_c_cancels_the_stream_with_exit_130() {
 
 #[test]
 fn debug_shell_safety_classifies_arguments_and_stdin_lines() {
-    let home = tempfile::tempdir().unwrap();
-    saki(&home)
+    let e = env_with(&[]);
+    e.saki()
         .args(["debug", "shell-safety", "ls -la"])
         .assert()
         .success()
         .stdout("read-only\n");
-    saki(&home)
+    e.saki()
         .args(["debug", "shell-safety", "rm -rf build"])
         .assert()
         .success()
         .stdout("write\n");
-    saki(&home)
+    e.saki()
         .args(["debug", "shell-safety"])
         .write_stdin("cat README.md | grep saki\necho hi > out.txt\nfrobnicate --all\n")
         .assert()
