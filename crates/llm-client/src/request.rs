@@ -103,12 +103,15 @@ pub(crate) fn arguments_as_object(arguments: &str) -> serde_json::Value {
     }
 }
 
-/// Finds the tool name for a tool result by its call id (Gemini needs the name).
-pub(crate) fn tool_name_for<'a>(messages: &'a [Message], tool_use_id: &str) -> Option<&'a str> {
-    messages.iter().rev().find_map(|m| {
-        m.content.iter().find_map(|p| match p {
-            ContentPart::ToolUse { id, name, .. } if id == tool_use_id => Some(name.as_str()),
+/// Tool names by call id, for providers whose tool results must name the tool (Gemini).
+/// Built once per request, so encoding stays linear in history length.
+pub(crate) fn tool_names_by_id(messages: &[Message]) -> std::collections::HashMap<&str, &str> {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|p| match p {
+            ContentPart::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
             _ => None,
         })
-    })
+        .collect()
 }

@@ -7,11 +7,13 @@ use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
 use super::{delegate_to_core, skip_malformed, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
-use crate::request::{arguments_as_object, tool_name_for, ContentPart, Request, Role};
+use crate::request::{arguments_as_object, tool_names_by_id, ContentPart, Request, Role};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 pub(crate) fn encode(request: &Request) -> Value {
+    let names = tool_names_by_id(&request.messages);
     let contents: Vec<Value> = request
         .messages
         .iter()
@@ -19,7 +21,7 @@ pub(crate) fn encode(request: &Request) -> Value {
             let parts: Vec<Value> = m
                 .content
                 .iter()
-                .filter_map(|p| encode_part(p, &request.messages))
+                .filter_map(|p| encode_part(p, &names))
                 .collect();
             (!parts.is_empty()).then(|| {
                 let role = match m.role {
@@ -61,7 +63,7 @@ pub(crate) fn encode(request: &Request) -> Value {
     body
 }
 
-fn encode_part(part: &ContentPart, messages: &[crate::request::Message]) -> Option<Value> {
+fn encode_part(part: &ContentPart, names: &HashMap<&str, &str>) -> Option<Value> {
     Some(match part {
         ContentPart::Text { text } if text.is_empty() => return None,
         ContentPart::Text { text } => json!({"text": text}),
@@ -84,7 +86,10 @@ fn encode_part(part: &ContentPart, messages: &[crate::request::Message]) -> Opti
             content,
             is_error,
         } => {
-            let name = tool_name_for(messages, tool_use_id).unwrap_or("unknown_tool");
+            let name = names
+                .get(tool_use_id.as_str())
+                .copied()
+                .unwrap_or("unknown_tool");
             let key = if *is_error { "error" } else { "output" };
             json!({"functionResponse": {"name": name, "response": {key: content}}})
         }

@@ -261,12 +261,7 @@ impl ResponsesDecoder {
             "error" => {
                 let (code, message) = match (event.error, event.message) {
                     (Some(e), _) => error_parts(&e),
-                    (None, Some(m)) => (
-                        event
-                            .code
-                            .map(|c| c.to_string().trim_matches('"').to_owned()),
-                        m,
-                    ),
+                    (None, Some(m)) => error_parts(&json!({"code": event.code, "message": m})),
                     (None, None) => (None, "stream error".to_owned()),
                 };
                 self.core.fail(out, code, message);
