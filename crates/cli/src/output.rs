@@ -6,9 +6,10 @@ use saki_llm_worker::{
     WorkerEvent,
 };
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Writes one JSON object as a line on stdout. A closed stdout is not an error worth
 /// dying for mid-stream; the turn's outcome still decides the exit code.
@@ -24,6 +25,8 @@ pub fn emit(value: &Value) {
 pub struct PlainPrinter {
     /// Whether stdout currently ends mid-line (a final newline is owed).
     open_line: Arc<AtomicBool>,
+    /// Arguments of calls whose results are still to come, by call id.
+    call_args: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl PlainPrinter {
@@ -198,36 +201,42 @@ impl JsonItems {
 }
 
 impl PlainPrinter {
-    /// One compact line per tool call on stderr: `⏺ read_file src/main.rs → 120 lines`.
+    /// One compact line per tool call on stderr, when its result is in:
+    /// `[tool] read_file: success {"path":"a.txt"} → first line of output`.
     pub fn worker_event(&self, event: &WorkerEvent) {
-        if let WorkerEvent::Committed(Item::ToolResult {
-            name,
-            content,
-            status,
-            ctx: _,
-        }) = event
-        {
-            self.finish_line();
-            let first_line = content
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(100)
-                .collect::<String>();
-            let status = serde_json::to_value(status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            eprintln!("[tool] {name}: {status} — {first_line}");
+        match event {
+            WorkerEvent::Committed(Item::ToolCall { arguments, ctx, .. }) => {
+                let args: String = arguments.chars().take(100).collect();
+                self.pending_args().insert(ctx.call_id.clone(), args);
+            }
+            WorkerEvent::Committed(Item::ToolResult {
+                name,
+                content,
+                status,
+                ctx,
+            }) => {
+                let args = self.pending_args().remove(&ctx.call_id).unwrap_or_default();
+                let first_line: String = content
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(100)
+                    .collect();
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                self.finish_line();
+                eprintln!("[tool] {name}: {status} {args} → {first_line}");
+            }
+            _ => {}
         }
-        if let WorkerEvent::Committed(Item::ToolCall {
-            name, arguments, ..
-        }) = event
-        {
-            self.finish_line();
-            let args: String = arguments.chars().take(120).collect();
-            eprintln!("[tool] {name} {args}");
-        }
+    }
+
+    fn pending_args(&self) -> MutexGuard<'_, HashMap<String, String>> {
+        self.call_args
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }

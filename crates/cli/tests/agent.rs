@@ -173,7 +173,10 @@ fn calls_that_need_approval_are_denied_and_the_model_is_told() {
         .assert()
         .success()
         .stdout("I could not write the file.\n")
-        .stderr(predicate::str::contains("[tool] write_file: denied"));
+        .stderr(predicate::str::contains("[tool] write_file: denied"))
+        .stderr(predicate::function(|err: &str| {
+            err.matches("[tool]").count() == 1
+        }));
     assert!(!e.ws.join("x.txt").exists());
     let second = server.requests()[1].body.to_string();
     assert!(
