@@ -27,6 +27,12 @@ pub enum ConfigError {
     MissingBaseUrl { provider: String },
     #[error("provider `{provider}` has no model: pass --model, set SAKI_MODEL, or set model under [providers.{provider}]")]
     MissingModel { provider: String },
+    #[error("invalid setting {key} = {value}: {expected}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     #[error("provider `{provider}` needs an API key: set the environment variable {env_key}")]
     MissingKey { provider: String, env_key: String },
 }
@@ -57,6 +63,30 @@ pub struct ModelConfig {
     pub max_output_tokens: Option<u32>,
 }
 
+/// The `[compaction]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionConfig {
+    /// Compact automatically when the context fills (default true).
+    pub auto: Option<bool>,
+    /// Share of the usable window (context window minus reserved output) at which to act
+    /// (default 0.85).
+    pub threshold: Option<f64>,
+    /// The model that writes summaries (default: `fast_model`, else the session's model).
+    pub model: Option<String>,
+    /// Token budget for files re-read after a summary (default 8000; 0 turns it off).
+    pub auto_read_tokens: Option<usize>,
+}
+
+impl CompactionConfig {
+    fn overlay(&mut self, other: CompactionConfig) {
+        self.auto = other.auto.or(self.auto);
+        self.threshold = other.threshold.or(self.threshold);
+        self.model = other.model.or(self.model.take());
+        self.auto_read_tokens = other.auto_read_tokens.or(self.auto_read_tokens);
+    }
+}
+
 /// The file format of `config.toml`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -65,6 +95,10 @@ pub struct FileConfig {
     pub tool_output_max_bytes: Option<usize>,
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// The model for background work: summaries, suggestions, speculation.
+    pub fast_model: Option<String>,
+    #[serde(default)]
+    pub compaction: CompactionConfig,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -86,6 +120,10 @@ impl FileConfig {
         if other.model.is_some() {
             self.model = other.model;
         }
+        if other.fast_model.is_some() {
+            self.fast_model = other.fast_model;
+        }
+        self.compaction.overlay(other.compaction);
         for (name, p) in other.providers {
             let slot = self.providers.entry(name).or_default();
             overlay_provider(slot, p);
@@ -201,6 +239,7 @@ pub struct Overrides {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    pub fast_model: Option<String>,
 }
 
 /// The fully resolved choice of provider and model.
@@ -219,6 +258,22 @@ pub struct Resolved {
     pub requested_max_output: Option<u32>,
     /// Cap on an `@file` body attached to a prompt.
     pub tool_output_max_bytes: usize,
+    /// The model for background work (`--fast-model`, `SAKI_FAST_MODEL`, `fast_model`).
+    pub fast_model: Option<String>,
+    /// `[compaction]`, validated.
+    pub compaction: CompactionConfig,
+}
+
+impl Resolved {
+    /// Output tokens kept free in the window: the requested bound, else the model's limit
+    /// but never more than a quarter of the window (a small local window must stay usable).
+    pub fn reserved_output(&self) -> u64 {
+        let window = self.limits.context_window.unwrap_or(0);
+        match self.requested_max_output {
+            Some(n) => u64::from(n).min(window / 2),
+            None => u64::from(self.limits.max_output_tokens.unwrap_or(0)).min(window / 4),
+        }
+    }
 }
 
 /// `$XDG_CONFIG_HOME/saki` (default `~/.config/saki`): global config and AGENTS.md.
@@ -350,6 +405,21 @@ pub fn resolve(
         limits.context_window = user.context_window.or(limits.context_window);
         limits.max_output_tokens = user.max_output_tokens.or(limits.max_output_tokens);
     }
+    if let Some(t) = file.compaction.threshold {
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(ConfigError::Invalid {
+                key: "compaction.threshold",
+                value: t.to_string(),
+                expected:
+                    "a share of the usable window, greater than 0 and at most 1 (default 0.85)",
+            });
+        }
+    }
+    let fast_model = overrides
+        .fast_model
+        .clone()
+        .or_else(|| env_nonempty("SAKI_FAST_MODEL"))
+        .or_else(|| file.fast_model.clone());
     Ok(Resolved {
         provider: name,
         wire_api,
@@ -362,6 +432,8 @@ pub fn resolve(
         tool_output_max_bytes: file
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
+        fast_model,
+        compaction: file.compaction.clone(),
     })
 }
 

@@ -236,3 +236,26 @@ fn hooks_come_from_the_global_file_only() {
     assert_eq!(hooks[0].command, "true");
     assert!(toml::from_str::<FileConfig>("[[hooks.OnWhatever]]\ncommand = \"x\"\n").is_err());
 }
+
+#[test]
+fn the_readme_config_example_parses() {
+    let readme = include_str!("../../../README.md");
+    let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let file: FileConfig = toml::from_str(&readme[start..end]).unwrap();
+    assert_eq!(file.fast_model.as_deref(), Some("claude-haiku-4-5"));
+    assert_eq!(file.compaction.threshold, Some(0.85));
+    assert_eq!(file.compaction.auto, Some(true));
+}
+
+#[test]
+fn compaction_tables_layer_field_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.toml");
+    let local = dir.path().join("local.toml");
+    std::fs::write(&global, "[compaction]\nauto = false\nthreshold = 0.7\n").unwrap();
+    std::fs::write(&local, "[compaction]\nthreshold = 0.9\n").unwrap();
+    let file = load_files(&[global, local], 1).unwrap();
+    assert_eq!(file.compaction.auto, Some(false));
+    assert_eq!(file.compaction.threshold, Some(0.9));
+}

@@ -1,13 +1,12 @@
 //! `saki exec`: one non-interactive turn, streamed as plain text or JSON Lines.
 
-use crate::config::{self, ConfigError, Overrides, Resolved};
+use crate::config;
 use crate::exit::ExitCode;
 use crate::output::{emit, JsonItems, PlainPrinter};
 use crate::session::{self, Resume};
-use saki_llm_client::{
-    CancellationToken, Client, ClientConfig, ClientError, StopReason, ThinkingConfig,
-};
-use saki_llm_worker::hook::{HookInterceptor, Hooks};
+use crate::setup;
+use saki_llm_client::{CancellationToken, ClientError, StopReason, ThinkingConfig};
+use saki_llm_worker::hook::HookInterceptor;
 use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
 use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
 use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
@@ -65,6 +64,9 @@ pub struct ProviderArgs {
     /// Upper bound on output tokens per response.
     #[arg(long, value_name = "N")]
     pub max_output_tokens: Option<u32>,
+    /// The model for background work: compaction summaries, suggestions, speculation.
+    #[arg(long, value_name = "MODEL")]
+    pub fast_model: Option<String>,
 }
 
 /// The system prompt for a new session in `workspace`.
@@ -115,7 +117,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let (resolved, hooks) = match resolve(workspace.root(), &args.provider) {
+    let (resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, None) {
         Ok(r) => r,
         Err(e) => {
             failed(json_mode, "config", &e.to_string());
@@ -129,10 +131,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
-    config.api_key = resolved.api_key.clone();
-    config.extra_headers = resolved.headers.clone();
-    let client = match Client::new(config) {
+    let client = match setup::client(&resolved) {
         Ok(c) => c,
         Err(e) => {
             failed(json_mode, e.kind(), &e.to_string());
@@ -153,7 +152,13 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         .or(resolved.requested_max_output);
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     worker_config.max_turns = args.max_turns as usize;
-    let mut worker = Worker::new(client, tools, worker_config);
+    let mut worker = Worker::new(client.clone(), tools, worker_config);
+    worker.set_context_guard(Arc::new(setup::compactor(
+        &resolved,
+        client,
+        &hooks,
+        workspace.clone(),
+    )));
     // `@path` references: resolved now, attached right after the user item.
     let (user_text, file_items, ref_alerts) = FsView::new(workspace.clone())
         .prepare(&parse_prompt(&prompt), resolved.tool_output_max_bytes);
@@ -268,29 +273,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             exit_code_for(&e)
         }
     }
-}
-
-fn resolve(
-    workspace: &std::path::Path,
-    args: &ProviderArgs,
-) -> Result<(Resolved, Hooks), ConfigError> {
-    let env = |k: &str| std::env::var(k).ok();
-    let paths = config::config_paths(workspace, &env);
-    // Every file but the workspace's own (the last) may define hooks.
-    let files = config::load_files(&paths, paths.len().saturating_sub(1))?;
-    let overrides = Overrides {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    let resolved = config::resolve(&files, &overrides, &env)?;
-    let mut hooks = Hooks::new(workspace.to_path_buf());
-    for (event, list) in files.hooks {
-        for hook in list {
-            hooks.add(event, hook);
-        }
-    }
-    Ok((resolved, hooks))
 }
 
 fn read_prompt(arg: Option<&str>) -> Result<String, String> {

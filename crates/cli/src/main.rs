@@ -1,10 +1,12 @@
 //! The `saki` command.
 
+mod compact;
 mod config;
 mod exec;
 mod exit;
 mod output;
 mod session;
+mod setup;
 
 use clap::{Parser, Subcommand};
 use exit::ExitCode;
@@ -25,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run one prompt non-interactively and stream the answer.
     Exec(exec::ExecArgs),
+    /// Compact a saved session's context now (prune old tool output, then summarize).
+    Compact(compact::CompactArgs),
     /// List saved sessions, newest first.
     Sessions {
         /// One JSON object per line.
@@ -111,6 +115,7 @@ fn main() -> std::process::ExitCode {
     init_tracing();
     let code = match cli.command {
         Command::Exec(args) => block_on(exec::run(args)),
+        Command::Compact(args) => block_on(compact::run(args)),
         Command::Sessions { json } => session::list(json),
         Command::Debug(DebugCommand::ShellSafety { command }) => shell_safety(command),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),

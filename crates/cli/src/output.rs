@@ -2,8 +2,8 @@
 //! (schema in docs/events.md). Both are Timeline handlers fed as events arrive.
 
 use saki_llm_worker::{
-    Handler, Item, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind,
-    WorkerEvent,
+    CompactionReport, Handler, Item, TextBlockEvent, TextBlockKind, ThinkingBlockEvent,
+    ThinkingBlockKind, WorkerEvent,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -18,6 +18,42 @@ pub fn emit(value: &Value) {
     let _ = serde_json::to_writer(&mut out, value);
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+/// The `compaction` event of `--json` (docs/events.md).
+pub fn compaction_json(report: &CompactionReport) -> Value {
+    let mut event = json!({"type": "compaction"});
+    if let (Some(e), Ok(Value::Object(r))) = (event.as_object_mut(), serde_json::to_value(report)) {
+        e.extend(r);
+    }
+    event
+}
+
+/// One line for people: what happened and the tokens before and after.
+pub fn compaction_line(report: &CompactionReport) -> String {
+    let status = serde_json::to_value(report.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut line = format!(
+        "[compaction] {status} ({}): {} → {} tokens",
+        report.trigger.as_str(),
+        report.tokens_before,
+        report.tokens_after
+    );
+    if report.summarized > 0 {
+        line.push_str(&format!("; {} items summarized", report.summarized));
+    }
+    if report.pruned > 0 {
+        line.push_str(&format!("; {} old tool outputs cleared", report.pruned));
+    }
+    if !report.auto_read.is_empty() {
+        line.push_str(&format!("; re-read {}", report.auto_read.join(", ")));
+    }
+    if let Some(message) = &report.message {
+        line.push_str(&format!(" — {message}"));
+    }
+    line
 }
 
 /// Streams assistant text to stdout and thinking (dimmed on a terminal) to stderr.
@@ -186,6 +222,7 @@ impl JsonItems {
                     "name": name, "status": status, "output": content}}),
                 );
             }
+            WorkerEvent::Compacted(compaction) => emit(&compaction_json(&compaction.report)),
             WorkerEvent::Usage(usage) => {
                 let mut event = json!({"type": "usage"});
                 if let (Some(e), Ok(Value::Object(u))) =
@@ -229,6 +266,10 @@ impl PlainPrinter {
                     .unwrap_or_default();
                 self.finish_line();
                 eprintln!("[tool] {name}: {status} {args} → {first_line}");
+            }
+            WorkerEvent::Compacted(compaction) => {
+                self.finish_line();
+                eprintln!("{}", compaction_line(&compaction.report));
             }
             _ => {}
         }

@@ -43,6 +43,10 @@ impl Recorder {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .append(item);
+        self.report_failure(result);
+    }
+
+    fn report_failure(&self, result: Result<(), StoreError>) {
         if let Err(e) = result {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 eprintln!("warning: the session log could not be written; this session may not resume fully: {e}");
@@ -51,8 +55,17 @@ impl Recorder {
     }
 
     pub fn observe(&self, event: &WorkerEvent) {
-        if let WorkerEvent::Committed(item) = event {
-            self.record(item);
+        match event {
+            WorkerEvent::Committed(item) => self.record(item),
+            WorkerEvent::Compacted(compaction) => {
+                let result = self
+                    .writer
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append_compaction(compaction);
+                self.report_failure(result);
+            }
+            _ => {}
         }
     }
 }

@@ -60,6 +60,20 @@ impl UsageEvent {
     pub fn is_empty(&self) -> bool {
         *self == UsageEvent::default()
     }
+
+    /// The size of the prompt the report describes. Anthropic counts cached input apart
+    /// from `input_tokens`; the other protocols include it (their cache figure is a part).
+    pub fn prompt_tokens(&self, wire_api: crate::WireApi) -> Option<u64> {
+        let input = self.input_tokens?;
+        Some(match wire_api {
+            crate::WireApi::Anthropic => {
+                input
+                    + self.cache_read_input_tokens.unwrap_or(0)
+                    + self.cache_creation_input_tokens.unwrap_or(0)
+            }
+            _ => input,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

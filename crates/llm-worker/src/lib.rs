@@ -2,6 +2,7 @@
 //! event stream), the built-in collectors, the [`Responder`] that runs one request, and
 //! the [`Worker`] loop with its Tool API, interceptors and user hooks.
 
+pub mod compaction;
 pub mod handler;
 pub mod hook;
 pub mod interceptor;
@@ -11,6 +12,10 @@ pub mod timeline;
 pub mod tool;
 pub mod worker;
 
+pub use compaction::{
+    Compaction, CompactionReport, CompactionStatus, CompactionTrigger, ContextGuard, ContextView,
+    HistoryEdit,
+};
 pub use handler::*;
 pub use interceptor::{
     Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,

@@ -5,6 +5,7 @@
 //! the next request is built from history, so a resumed session sees what the model saw.
 //! Whatever happens — denial, failure, cancellation — every tool call gets a result.
 
+use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
 use crate::interceptor::{
     Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
 };
@@ -57,6 +58,8 @@ pub enum WorkerEvent {
     },
     /// Usage reported for one request.
     Usage(UsageEvent),
+    /// A compaction ran (or was attempted); when `edit` is set, history changed.
+    Compacted(Compaction),
 }
 
 pub type Observer = Arc<dyn Fn(&WorkerEvent) + Send + Sync>;
@@ -99,6 +102,9 @@ pub struct Worker {
     config: WorkerConfig,
     observer: Option<Observer>,
     batches: u64,
+    guard: Option<Arc<dyn ContextGuard>>,
+    /// `(items, prompt tokens)` of the last request the provider reported usage for.
+    last_report: Option<(usize, u64)>,
 }
 
 impl Worker {
@@ -112,7 +118,45 @@ impl Worker {
             config,
             observer: None,
             batches: 0,
+            guard: None,
+            last_report: None,
         }
+    }
+
+    /// Installs the compaction policy consulted before every request.
+    pub fn set_context_guard(&mut self, guard: Arc<dyn ContextGuard>) {
+        self.guard = Some(guard);
+    }
+
+    /// Runs the context guard now. Auto: only compacts when history is over the
+    /// threshold; manual: the person asked. An applied compaction is committed (observers
+    /// see `Compacted` with its edit) before this returns.
+    pub async fn compact(
+        &mut self,
+        trigger: CompactionTrigger,
+        cancel: &CancellationToken,
+    ) -> Option<Compaction> {
+        let guard = self.guard.clone()?;
+        let tools = self.tools.definitions();
+        let view = ContextView {
+            history: &self.history,
+            system_prompt: self.config.system_prompt.as_deref(),
+            tools: &tools,
+            last_report: self.last_report,
+            cancel,
+        };
+        let mut compaction = guard.check(view, trigger).await?;
+        if let Some(edit) = &compaction.edit {
+            if let Err(e) = edit.apply(&mut self.history) {
+                tracing::warn!(error = %e, "compaction edit refused");
+                compaction.edit = None;
+            } else {
+                // The report no longer describes the new history's prefix.
+                self.last_report = None;
+            }
+        }
+        self.emit(WorkerEvent::Compacted(compaction.clone()));
+        Some(compaction)
     }
 
     pub fn add_interceptor(&mut self, interceptor: Arc<dyn Interceptor>) {
@@ -140,6 +184,7 @@ impl Worker {
     /// Replaces history (e.g. a resumed session).
     pub fn set_history(&mut self, history: Vec<Item>) {
         self.history = history;
+        self.last_report = None;
     }
 
     /// The request the next model call would send.
@@ -199,12 +244,17 @@ impl Worker {
                 return Ok(usage.outcome(TurnStatus::MaxTurns, requests));
             }
             requests += 1;
+            self.compact(CompactionTrigger::Auto, &cancel).await;
             self.emit(WorkerEvent::RequestStarted { request: requests });
             let request = self.build_request();
+            let sent_items = self.history.len();
             let response = self
                 .responder
                 .respond(&self.client, &request, cancel.clone())
                 .await?;
+            if let Some(prompt) = response.usage.prompt_tokens(self.client.config().wire_api) {
+                self.last_report = Some((sent_items, prompt));
+            }
             usage.add(&response.usage);
             if !response.usage.is_empty() {
                 self.emit(WorkerEvent::Usage(response.usage));

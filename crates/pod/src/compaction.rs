@@ -3,7 +3,8 @@
 //! functions over history, so they are cheap (see `benches/compaction.rs`) and testable.
 
 use crate::instructions::estimate_tokens;
-use saki_llm_worker::{Item, ToolResultStatus};
+use saki_llm_worker::{CompactionStatus, Item, ToolResultStatus};
+use saki_tools::common::prefix_at_boundary;
 
 /// Tool output tokens kept, newest first, before older outputs may be pruned.
 pub const PRUNE_PROTECT: usize = 40_000;
@@ -143,19 +144,36 @@ pub fn find_split_point(history: &[Item], fraction: f64) -> usize {
     }
 }
 
-/// Clears the planned tool outputs in the model's view: the marker plus a one-line
-/// summary. (The full output stays in the session log.)
-pub fn apply_prune(history: &mut [Item], plan: &PrunePlan) {
-    for &i in &plan.indices {
-        if let Some(Item::ToolResult { name, content, .. }) = history.get_mut(i) {
-            let summary = format!(
-                "{PRUNED_MARKER} {name}: {} bytes, {} lines",
-                content.len(),
-                content.lines().count()
-            );
-            *content = summary;
-        }
-    }
+/// What the model sees instead of each planned tool output: the marker plus a one-line
+/// summary naming the call. (The full output stays in the session log.)
+pub fn prune_replacements(history: &[Item], plan: &PrunePlan) -> Vec<(usize, String)> {
+    plan.indices
+        .iter()
+        .filter_map(|&i| match history.get(i)? {
+            Item::ToolResult {
+                name, content, ctx, ..
+            } => {
+                let arguments = history[..i].iter().rev().find_map(|item| match item {
+                    Item::ToolCall {
+                        ctx: c, arguments, ..
+                    } if c.call_id == ctx.call_id => Some(arguments.as_str()),
+                    _ => None,
+                });
+                let call = match arguments {
+                    Some(a) if a.len() <= 120 => format!("{name} {a}"),
+                    Some(a) => format!("{name} {}…", prefix_at_boundary(a, 120)),
+                    None => name.clone(),
+                };
+                let summary = format!(
+                    "{PRUNED_MARKER} {call}: {} bytes, {} lines",
+                    content.len(),
+                    content.lines().count()
+                );
+                Some((i, summary))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Marks the summary item so later compactions find (and merge) the previous snapshot.
@@ -190,16 +208,6 @@ pub fn previous_snapshot(history: &[Item]) -> Option<&str> {
         Item::System { text } => text.strip_prefix(SUMMARY_MARKER).map(str::trim_start),
         _ => None,
     })
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactionStatus {
-    Compressed,
-    Pruned,
-    Noop,
-    FailedInflated,
-    FailedEmptySummary,
 }
 
 /// Builds the history after a summary — the marked snapshot, a short acknowledgement,

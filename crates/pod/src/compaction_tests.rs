@@ -150,19 +150,23 @@ fn token_accounting_is_calibrated_by_the_last_report() {
 #[test]
 fn pruned_outputs_show_the_marker_and_a_one_line_summary() {
     let mut h = vec![user(5), call(1), result(1, 10)];
-    apply_prune(
-        &mut h,
-        &PrunePlan {
-            indices: vec![2],
-            tokens_freed: 10,
-        },
-    );
+    let edit = saki_llm_worker::HistoryEdit {
+        pruned: prune_replacements(
+            &h,
+            &PrunePlan {
+                indices: vec![2],
+                tokens_freed: 10,
+            },
+        ),
+        ..Default::default()
+    };
+    edit.apply(&mut h).unwrap();
     let Item::ToolResult { content, .. } = &h[2] else {
         panic!()
     };
     assert_eq!(
         content,
-        "[Old tool result content cleared] read_file: 40 bytes, 1 lines"
+        "[Old tool result content cleared] read_file {}: 40 bytes, 1 lines"
     );
     assert_eq!(plan_prune(&h, 0), None);
 }

@@ -116,6 +116,12 @@ impl FsView {
     /// Reads a referenced file into a `[File: <path>]` system item, cut at a UTF-8
     /// boundary past `max_bytes` with a notice the model can act on.
     pub fn resolve_file_ref(&self, path: &str, max_bytes: usize) -> Result<Item, ResolveError> {
+        let body = self.read_text(path, max_bytes)?;
+        Ok(Item::system(format!("[File: {path}]\n{body}")))
+    }
+
+    /// A text file of the workspace, cut past `max_bytes` with a notice.
+    pub fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
         let real = self.workspace.resolve(path).map_err(|e| match e {
             ScopeError::OutOfScope { .. } => ResolveError::OutOfScope(path.to_owned()),
             ScopeError::NotFound(_) => ResolveError::NotFound(path.to_owned()),
@@ -147,7 +153,7 @@ impl FsView {
         } else {
             text.into_owned()
         };
-        Ok(Item::system(format!("[File: {path}]\n{body}")))
+        Ok(body)
     }
 
     /// Resolves every reference in order: the user text (failed references become

@@ -16,3 +16,6 @@ pub mod instructions;
 
 pub use instructions::{estimate_tokens, system_prompt, WorkspaceFacts};
 pub mod compaction;
+pub mod compactor;
+
+pub use compactor::{CompactionSettings, Compactor};

@@ -3,7 +3,7 @@
 //! later line is one history item, appended, flushed and fsync'd as it is committed, so a
 //! process killed at any moment loses at most the item in flight.
 
-use saki_llm_worker::{Item, ToolResultStatus};
+use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item, ToolResultStatus};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -51,13 +51,22 @@ pub struct SessionMeta {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line {
     Session(SessionMeta),
-    Item { item: Item },
+    Item {
+        item: Item,
+    },
+    /// A compaction of the model's view of the items before it. The raw items stay in
+    /// the file; loading replays the edit.
+    Compaction {
+        edit: HistoryEdit,
+        report: CompactionReport,
+    },
 }
 
 /// A session read back from disk.
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
     pub meta: SessionMeta,
+    /// The model's view of history: the items with every recorded compaction applied.
     pub items: Vec<Item>,
     /// Problems found while loading (torn or unreadable lines), for the person.
     pub warnings: Vec<String>,
@@ -237,6 +246,11 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
         let torn = lines.peek().is_none() && !line.ends_with('\n');
         match serde_json::from_str::<Line>(line.trim_end()) {
             Ok(Line::Item { item }) => items.push(item),
+            Ok(Line::Compaction { edit, .. }) => {
+                if let Err(e) = edit.apply(&mut items) {
+                    warnings.push(format!("line {}: {e}; the compaction is ignored", n + 1));
+                }
+            }
             Ok(Line::Session(_)) => {
                 warnings.push(format!("line {}: unexpected record skipped", n + 1))
             }
@@ -286,6 +300,17 @@ impl SessionWriter {
 
     pub fn append(&mut self, item: &Item) -> Result<(), StoreError> {
         self.write_line(&Line::Item { item: item.clone() })
+    }
+
+    /// Records a compaction that changed history (one without an edit is not recorded).
+    pub fn append_compaction(&mut self, compaction: &Compaction) -> Result<(), StoreError> {
+        match &compaction.edit {
+            Some(edit) => self.write_line(&Line::Compaction {
+                edit: edit.clone(),
+                report: compaction.report.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -123,3 +123,96 @@ fn dangling_tool_calls_get_cancelled_results() {
     );
     assert!(close_dangling_calls(&mut items).is_empty());
 }
+
+#[test]
+fn a_recorded_compaction_is_replayed_on_load_and_the_raw_items_stay_on_disk() {
+    use saki_llm_worker::{
+        Compaction, CompactionReport, CompactionStatus, CompactionTrigger, HistoryEdit,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut w = store.create("/ws", "p", "m", "first", None).unwrap();
+    let raw = [
+        Item::user("first"),
+        Item::AssistantText { text: "one".into() },
+        Item::user("second"),
+    ];
+    for item in &raw {
+        w.append(item).unwrap();
+    }
+    let report = CompactionReport {
+        trigger: CompactionTrigger::Auto,
+        status: CompactionStatus::Compressed,
+        tokens_before: 100,
+        tokens_after: 40,
+        pruned: 0,
+        summarized: 2,
+        auto_read: Vec::new(),
+        message: None,
+    };
+    let edit = HistoryEdit {
+        pruned: Vec::new(),
+        summarized: 2,
+        prefix: vec![Item::system("[Summary of the earlier conversation]\nS")],
+    };
+    w.append_compaction(&Compaction {
+        report: report.clone(),
+        edit: Some(edit),
+    })
+    .unwrap();
+    // A report without an edit changes nothing and is not written.
+    w.append_compaction(&Compaction { report, edit: None })
+        .unwrap();
+    w.append(&Item::AssistantText { text: "two".into() })
+        .unwrap();
+    let id = w.meta().id.clone();
+    drop(w);
+
+    let loaded = store.load(&id).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.items,
+        vec![
+            Item::system("[Summary of the earlier conversation]\nS"),
+            Item::user("second"),
+            Item::AssistantText { text: "two".into() },
+        ]
+    );
+    let text = std::fs::read_to_string(&loaded.path).unwrap();
+    assert!(text.contains("\"one\"") && text.contains("\"type\":\"compaction\""));
+    assert_eq!(text.lines().count(), 1 + 3 + 1 + 1);
+}
+
+#[test]
+fn a_compaction_that_does_not_fit_is_ignored_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let w = store.create("/ws", "p", "m", "first", None).unwrap();
+    let path = dir.path().join(format!("{}.jsonl", w.meta().id));
+    let id = w.meta().id.clone();
+    drop(w);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"type":"item","item":{"type":"user","text":"hi"}})
+    )
+    .unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({"type":"compaction","edit":{"summarized":5},
+        "report":{"trigger":"auto","status":"compressed","tokens_before":1,"tokens_after":0}})
+    )
+    .unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.items, vec![Item::user("hi")]);
+    assert!(
+        loaded.warnings[0].contains("compaction is ignored"),
+        "{:?}",
+        loaded.warnings
+    );
+}

@@ -1,0 +1,140 @@
+//! `saki compact [SESSION_ID | --last]`: compacts a saved session by hand, with the same
+//! provider and model flags as `exec` (default: the provider and model the session used).
+
+use crate::exec::ProviderArgs;
+use crate::exit::ExitCode;
+use crate::output::{compaction_json, compaction_line, emit};
+use crate::session;
+use crate::setup;
+use saki_llm_client::CancellationToken;
+use saki_llm_worker::{CompactionStatus, CompactionTrigger, ContextGuard, ContextView};
+use saki_tools::Workspace;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, clap::Args)]
+pub struct CompactArgs {
+    /// The session to compact (`saki sessions` lists them).
+    pub session: Option<String>,
+    /// The newest session of this workspace.
+    #[arg(long, conflicts_with = "session")]
+    pub last: bool,
+    /// Print the result as one `compaction` JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The workspace (default: the current directory).
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub cd: Option<PathBuf>,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+fn fail(json_mode: bool, kind: &str, message: &str, code: ExitCode) -> ExitCode {
+    if json_mode {
+        emit(&json!({"type": "error", "error": {"kind": kind, "message": message}}));
+    }
+    eprintln!("error: {message}");
+    code
+}
+
+pub async fn run(args: CompactArgs) -> ExitCode {
+    let json_mode = args.json;
+    let dir = args
+        .cd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| ".".into());
+    let workspace = match Workspace::new(&dir) {
+        Ok(w) if w.root().is_dir() => Arc::new(w),
+        _ => {
+            let message = format!("not a directory: {}", dir.display());
+            return fail(json_mode, "usage", &message, ExitCode::Usage);
+        }
+    };
+    let store = match session::store() {
+        Ok(s) => s,
+        Err(e) => return fail(json_mode, "session", &e, ExitCode::Config),
+    };
+    let loaded = match (&args.session, args.last) {
+        (Some(id), _) => store.load(id),
+        (None, true) => store.latest_for(&workspace.root().display().to_string()),
+        (None, false) => {
+            let message = "name the session to compact (`saki compact ID`, see `saki sessions`) or pass --last";
+            return fail(json_mode, "usage", message, ExitCode::Usage);
+        }
+    };
+    let mut loaded = match loaded {
+        Ok(l) => l,
+        Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
+    };
+    for warning in &loaded.warnings {
+        eprintln!("warning: session {}: {warning}", loaded.meta.id);
+    }
+    let session_choice = Some((loaded.meta.provider.as_str(), loaded.meta.model.as_str()));
+    let (resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, session_choice) {
+        Ok(r) => r,
+        Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
+    };
+    let client = match setup::client(&resolved) {
+        Ok(c) => c,
+        Err(e) => return fail(json_mode, e.kind(), &e.to_string(), ExitCode::Internal),
+    };
+    let tools = match saki_tools::builtin_server(workspace.clone()) {
+        Ok(t) => t.definitions(),
+        Err(e) => return fail(json_mode, "internal", &e.to_string(), ExitCode::Internal),
+    };
+    let compactor = setup::compactor(&resolved, client, &hooks, workspace);
+    let mut writer = match store.append_to(&loaded) {
+        Ok(w) => w,
+        Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Internal),
+    };
+    for item in saki_pod::close_dangling_calls(&mut loaded.items) {
+        if let Err(e) = writer.append(&item) {
+            return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
+        }
+    }
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let view = ContextView {
+        history: &loaded.items,
+        system_prompt: loaded.meta.system_prompt.as_deref(),
+        tools: &tools,
+        last_report: None,
+        cancel: &cancel,
+    };
+    let Some(compaction) = compactor.check(view, CompactionTrigger::Manual).await else {
+        return fail(
+            json_mode,
+            "internal",
+            "the compactor did not answer",
+            ExitCode::Internal,
+        );
+    };
+    if let Err(e) = writer.append_compaction(&compaction) {
+        return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
+    }
+    if json_mode {
+        let mut event = compaction_json(&compaction.report);
+        event["session_id"] = json!(loaded.meta.id);
+        emit(&event);
+    } else {
+        eprintln!("{}", compaction_line(&compaction.report));
+    }
+    match compaction.report.status {
+        CompactionStatus::Compressed | CompactionStatus::Pruned | CompactionStatus::Noop => {
+            ExitCode::Success
+        }
+        CompactionStatus::FailedRequest if cancel.is_cancelled() => ExitCode::Interrupted,
+        CompactionStatus::FailedRequest => ExitCode::Provider,
+        CompactionStatus::Blocked => ExitCode::PromptCancelled,
+        CompactionStatus::FailedInflated | CompactionStatus::FailedEmptySummary => {
+            ExitCode::Internal
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Wiring shared by the commands that talk to a model: config resolution, the client,
+//! and the compaction policy.
+
+use crate::config::{self, ConfigError, Overrides, Resolved};
+use crate::exec::ProviderArgs;
+use saki_llm_client::{Client, ClientConfig, ClientError};
+use saki_llm_worker::hook::Hooks;
+use saki_pod::{CompactionSettings, Compactor, FsView};
+use saki_tools::Workspace;
+use std::sync::Arc;
+
+/// Resolves provider and model from flags, environment and config files, and loads the
+/// hooks. `session` is the provider and model a resumed session used, taken when no flag
+/// names them.
+pub fn resolve(
+    workspace: &std::path::Path,
+    args: &ProviderArgs,
+    session: Option<(&str, &str)>,
+) -> Result<(Resolved, Hooks), ConfigError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let paths = config::config_paths(workspace, &env);
+    // Every file but the workspace's own (the last) may define hooks.
+    let files = config::load_files(&paths, paths.len().saturating_sub(1))?;
+    let flags_name_one = args.provider.is_some() || args.model.is_some();
+    let (session_provider, session_model) = match session {
+        Some((p, m)) if !flags_name_one => (Some(p.to_owned()), Some(m.to_owned())),
+        _ => (None, None),
+    };
+    let overrides = Overrides {
+        provider: args.provider.clone().or(session_provider),
+        model: args.model.clone().or(session_model),
+        base_url: args.base_url.clone(),
+        fast_model: args.fast_model.clone(),
+    };
+    let resolved = config::resolve(&files, &overrides, &env)?;
+    let mut hooks = Hooks::new(workspace.to_path_buf());
+    for (event, list) in files.hooks {
+        for hook in list {
+            hooks.add(event, hook);
+        }
+    }
+    Ok((resolved, hooks))
+}
+
+pub fn client(resolved: &Resolved) -> Result<Client, ClientError> {
+    let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
+    config.api_key = resolved.api_key.clone();
+    config.extra_headers = resolved.headers.clone();
+    Client::new(config)
+}
+
+/// The compaction settings `[compaction]` and the model's limits describe.
+pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
+    let c = &resolved.compaction;
+    let summary_model = c
+        .model
+        .clone()
+        .or_else(|| resolved.fast_model.clone())
+        .unwrap_or_else(|| resolved.model.clone());
+    let mut settings = CompactionSettings::new(
+        summary_model,
+        resolved.limits.context_window.unwrap_or(0),
+        resolved.reserved_output(),
+    );
+    settings.auto = c.auto.unwrap_or(true);
+    settings.threshold = c.threshold.unwrap_or(settings.threshold);
+    settings.auto_read_budget = c.auto_read_tokens.unwrap_or(settings.auto_read_budget);
+    settings
+}
+
+pub fn compactor(
+    resolved: &Resolved,
+    client: Client,
+    hooks: &Hooks,
+    workspace: Arc<Workspace>,
+) -> Compactor {
+    Compactor::new(client, compaction_settings(resolved))
+        .with_hooks(hooks.clone())
+        .with_fs(FsView::new(workspace))
+}
