@@ -181,6 +181,19 @@ impl Worker {
         self.config.system_prompt = system_prompt;
     }
 
+    /// Commits items produced elsewhere (an accepted speculation) as if this Worker had
+    /// produced them: each is announced, so it is persisted like any turn.
+    pub fn commit_items(&mut self, items: impl IntoIterator<Item = Item>) {
+        for item in items {
+            self.commit(item);
+        }
+    }
+
+    /// The client this Worker sends requests with.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
     /// Replaces history (e.g. a resumed session).
     pub fn set_history(&mut self, history: Vec<Item>) {
         self.history = history;

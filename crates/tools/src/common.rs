@@ -44,7 +44,7 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 }
 
 /// Writes atomically: a temporary file in the same directory, then a rename. An
-/// existing file's permissions are kept. Parent directories are created.
+/// existing file's permissions are kept; a new file is 0644. Parent directories are created.
 pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
@@ -56,9 +56,12 @@ pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<
         .tempfile_in(dir)?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
-    if let Some(p) = permissions {
-        std::fs::set_permissions(tmp.path(), p)?;
-    }
+    // A temp file is created 0600; a new file gets the usual 0644 instead.
+    let permissions = permissions.unwrap_or_else(|| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::Permissions::from_mode(0o644)
+    });
+    std::fs::set_permissions(tmp.path(), permissions)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

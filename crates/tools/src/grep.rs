@@ -40,6 +40,32 @@ pub fn search(
     case_insensitive: bool,
     max: usize,
 ) -> Result<(Vec<Match>, usize), ToolError> {
+    search_view(
+        base,
+        shown_root,
+        pattern,
+        glob,
+        case_insensitive,
+        max,
+        &|_| None,
+    )
+}
+
+/// Where a walked file's contents are read from instead, if elsewhere.
+pub type ReadFrom<'a> = &'a (dyn Fn(&Path) -> Option<PathBuf> + Sync);
+
+/// [`search`], but the contents of a walked file are read from `read_from(path)` when
+/// it returns a path (a speculation overlay); the walk and the paths shown stay those
+/// of `base`.
+pub fn search_view(
+    base: &Path,
+    shown_root: &Path,
+    pattern: &str,
+    glob: Option<&str>,
+    case_insensitive: bool,
+    max: usize,
+    read_from: ReadFrom<'_>,
+) -> Result<(Vec<Match>, usize), ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         // Lets the searcher scan whole buffers instead of going line by line.
@@ -75,11 +101,12 @@ pub fn search(
                 return ignore::WalkState::Continue;
             }
             let path = entry.path();
+            let contents = read_from(path);
             let mut shown: Option<String> = None;
             let mut local: Vec<Match> = Vec::new();
             let _ = searcher.search_path(
                 &matcher,
-                path,
+                contents.as_deref().unwrap_or(path),
                 UTF8(|line_number, line| {
                     let n = total.fetch_add(1, Ordering::Relaxed);
                     if n < max {
@@ -155,19 +182,24 @@ impl Tool for Grep {
         })
         .await
         .map_err(failed)??;
-        if total == 0 {
-            return Ok(ToolOutput::new("no matches").with_summary("0 matches"));
-        }
-        let mut out: String = matches
-            .iter()
-            .map(|(p, n, t)| format!("{p}:{n}:{t}\n"))
-            .collect();
-        if total > matches.len() {
-            out.push_str(&format!(
-                "[...{} more matches not shown; narrow the pattern or path]",
-                total - matches.len()
-            ));
-        }
-        Ok(ToolOutput::new(out.trim_end().to_owned()).with_summary(format!("{total} matches")))
+        Ok(render(&matches, total))
     }
+}
+
+/// The tool output for `matches` out of `total` matching lines.
+pub fn render(matches: &[Match], total: usize) -> ToolOutput {
+    if total == 0 {
+        return ToolOutput::new("no matches").with_summary("0 matches");
+    }
+    let mut out: String = matches
+        .iter()
+        .map(|(p, n, t)| format!("{p}:{n}:{t}\n"))
+        .collect();
+    if total > matches.len() {
+        out.push_str(&format!(
+            "[...{} more matches not shown; narrow the pattern or path]",
+            total - matches.len()
+        ));
+    }
+    ToolOutput::new(out.trim_end().to_owned()).with_summary(format!("{total} matches"))
 }

@@ -5,7 +5,7 @@ pub mod approval;
 pub mod common;
 mod files;
 pub mod grep;
-mod listing;
+pub mod listing;
 pub mod shell;
 pub mod shell_safety;
 pub mod workspace;

@@ -7,10 +7,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-const MAX_ENTRIES: usize = 500;
+pub const MAX_ENTRIES: usize = 500;
 
 /// One name per line, sorted, capped at [`MAX_ENTRIES`] with a notice naming the rest.
-fn sorted_list(mut names: Vec<String>, what: &str, hint: &str, empty: String) -> ToolOutput {
+pub fn sorted_list(mut names: Vec<String>, what: &str, hint: &str, empty: String) -> ToolOutput {
     names.sort();
     let total = names.len();
     if total == 0 {
@@ -25,6 +25,35 @@ fn sorted_list(mut names: Vec<String>, what: &str, hint: &str, empty: String) ->
         ));
     }
     ToolOutput::new(out).with_summary(format!("{total} {what}"))
+}
+
+/// The matcher `glob` uses: `*` does not cross `/`.
+pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
+    Ok(globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::InvalidInput(format!("bad glob pattern: {e}")))?
+        .compile_matcher())
+}
+
+/// Files under `base` (respecting .gitignore) whose path relative to `base` matches.
+/// Blocking.
+pub fn glob_walk(base: &std::path::Path, matcher: &globset::GlobMatcher) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in ignore::WalkBuilder::new(base)
+        .build()
+        .filter_map(Result::ok)
+    {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(rel) = entry.path().strip_prefix(base) {
+            if matcher.is_match(rel) {
+                found.push(rel.display().to_string());
+            }
+        }
+    }
+    found
 }
 
 pub struct Ls(pub Arc<Workspace>);
@@ -105,31 +134,10 @@ impl Tool for Glob {
             .0
             .resolve(args.path.as_deref().unwrap_or("."))
             .map_err(failed)?;
-        let matcher = globset::GlobBuilder::new(&args.pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::InvalidInput(format!("bad glob pattern: {e}")))?
-            .compile_matcher();
-        let root = base.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            let mut found = Vec::new();
-            for entry in ignore::WalkBuilder::new(&root)
-                .build()
-                .filter_map(Result::ok)
-            {
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
-                }
-                if let Ok(rel) = entry.path().strip_prefix(&root) {
-                    if matcher.is_match(rel) {
-                        found.push(rel.display().to_string());
-                    }
-                }
-            }
-            found
-        })
-        .await
-        .map_err(failed)?;
+        let matcher = glob_matcher(&args.pattern)?;
+        let found = tokio::task::spawn_blocking(move || glob_walk(&base, &matcher))
+            .await
+            .map_err(failed)?;
         let empty = format!("no files match {}", args.pattern);
         Ok(sorted_list(found, "files", "; narrow the pattern", empty))
     }

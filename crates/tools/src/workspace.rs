@@ -36,6 +36,11 @@ impl Workspace {
         &self.roots[0]
     }
 
+    /// All canonical roots, the first one first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
     fn absolute(&self, path: &str) -> PathBuf {
         let p = Path::new(path);
         if p.is_absolute() {

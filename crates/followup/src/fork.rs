@@ -1,0 +1,228 @@
+//! Forked queries that share the main conversation's cache: [`CacheSafeParams`] is a
+//! snapshot of what the last successful main turn sent (system prompt, tools, history,
+//! model); a fork appends its own items to exactly that, so the provider's prompt cache
+//! sees a prefix it already holds. Thinking is always off in a fork.
+
+use crate::suggestion::{
+    filter_suggestion, parse_suggestion_reply, SuppressReason, SUGGESTION_PROMPT,
+};
+use saki_llm_client::{CancellationToken, Client, Request, ResponseStatus, ToolDefinition};
+use saki_llm_worker::{to_messages, Item, Responder};
+
+/// History items kept in the snapshot.
+pub const MAX_HISTORY_FOR_CACHE: usize = 40;
+/// Characters of the speculated answer a pipelined suggestion sees.
+pub const PIPELINE_ANSWER_CHARS: usize = 500;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSafeParams {
+    pub system: Option<String>,
+    pub tools: Vec<ToolDefinition>,
+    /// The newest items (at most [`MAX_HISTORY_FOR_CACHE`]), starting at a user message so
+    /// no tool result is cut from its call.
+    pub history: Vec<Item>,
+    pub model: String,
+    /// Increases whenever the system prompt or the tools change.
+    pub version: u64,
+}
+
+impl CacheSafeParams {
+    /// A request for `model` that sends this snapshot followed by `extra`.
+    pub fn fork_request(&self, model: &str, extra: &[Item]) -> Request {
+        let mut history = self.history.clone();
+        history.extend_from_slice(extra);
+        Request {
+            model: model.to_owned(),
+            system: self.system.clone(),
+            messages: to_messages(&history),
+            tools: self.tools.clone(),
+            max_output_tokens: None,
+            temperature: None,
+            thinking: None,
+        }
+    }
+}
+
+/// The newest `max` items, cut at a user message (the whole history when no cut fits).
+pub fn cache_window(history: &[Item], max: usize) -> &[Item] {
+    if history.len() <= max {
+        return history;
+    }
+    let earliest = history.len() - max;
+    match history[earliest..]
+        .iter()
+        .position(|i| matches!(i, Item::User { .. }))
+    {
+        Some(offset) => &history[earliest + offset..],
+        None => &history[earliest..],
+    }
+}
+
+/// Where the snapshot lives between turns: saved after each successful main turn,
+/// cleared for a new or reset session.
+#[derive(Debug, Default)]
+pub struct CacheSafeStore {
+    params: Option<CacheSafeParams>,
+    version: u64,
+    /// System prompt and tools JSON of the last save, to detect a change.
+    config_key: Option<String>,
+}
+
+impl CacheSafeStore {
+    /// Saves the snapshot from the request the main turn sent last and the history after it.
+    pub fn save(&mut self, request: &Request, history: &[Item]) {
+        let key = serde_json::to_string(&(&request.system, &request.tools)).unwrap_or_default();
+        if self.config_key.as_ref().is_some_and(|k| *k != key) {
+            self.version += 1;
+        }
+        self.config_key = Some(key);
+        self.params = Some(CacheSafeParams {
+            system: request.system.clone(),
+            tools: request.tools.clone(),
+            history: cache_window(history, MAX_HISTORY_FOR_CACHE).to_vec(),
+            model: request.model.clone(),
+            version: self.version,
+        });
+    }
+
+    pub fn get(&self) -> Option<&CacheSafeParams> {
+        self.params.as_ref()
+    }
+
+    /// A new or reset session: nothing may leak into it.
+    pub fn clear(&mut self) {
+        self.params = None;
+        self.config_key = None;
+    }
+}
+
+/// Whether a finished turn may get a suggestion: no error, not in plan mode, and at
+/// least two assistant messages in history (before that, the person's next step is a
+/// guess).
+pub fn suggestion_allowed(
+    history: &[Item],
+    turn_ok: bool,
+    plan_mode: bool,
+) -> Result<(), SuppressReason> {
+    if !turn_ok {
+        return Err(SuppressReason::TurnFailed);
+    }
+    if plan_mode {
+        return Err(SuppressReason::PlanMode);
+    }
+    let assistant_messages = to_messages(history)
+        .iter()
+        .filter(|m| m.role == saki_llm_client::Role::Assistant)
+        .count();
+    if assistant_messages < 2 {
+        return Err(SuppressReason::TooEarly);
+    }
+    Ok(())
+}
+
+/// The first `n` characters of `text`, on a character boundary.
+fn head_chars(text: &str, n: usize) -> &str {
+    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
+}
+
+/// The instruction for a pipelined suggestion: what the person just accepted and how the
+/// assistant answered, then the same prompt as every suggestion.
+pub fn pipelined_prompt(suggestion: &str, answer: &str) -> String {
+    format!(
+        "The person said: {suggestion}\nThe assistant answered: {}\n\n{SUGGESTION_PROMPT}",
+        head_chars(answer, PIPELINE_ANSWER_CHARS)
+    )
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    #[error(transparent)]
+    Client(#[from] saki_llm_client::ClientError),
+    #[error("the forked request ended {0:?}")]
+    Ended(ResponseStatus),
+}
+
+/// Asks `model` for the person's next prompt after the snapshot (plus `extra`, e.g. the
+/// accepted speculation) and filters the reply.
+pub async fn generate_suggestion(
+    client: &Client,
+    params: &CacheSafeParams,
+    model: &str,
+    instruction: &str,
+    cancel: CancellationToken,
+) -> Result<Result<String, SuppressReason>, ForkError> {
+    let request = params.fork_request(model, &[Item::user(instruction)]);
+    let response = Responder::new().respond(client, &request, cancel).await?;
+    match response.status {
+        ResponseStatus::Completed | ResponseStatus::Incomplete => {}
+        other => return Err(ForkError::Ended(other)),
+    }
+    Ok(filter_suggestion(&parse_suggestion_reply(&response.text())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(t: &str) -> Item {
+        Item::AssistantText { text: t.into() }
+    }
+
+    #[test]
+    fn the_cache_window_starts_at_a_user_message() {
+        let h: Vec<Item> = (0..10)
+            .flat_map(|i| [Item::user(format!("u{i}")), answer("a")])
+            .collect();
+        assert_eq!(cache_window(&h, 40).len(), 20);
+        let w = cache_window(&h, 5);
+        assert_eq!(w.len(), 4);
+        assert_eq!(w[0], Item::user("u8"));
+    }
+
+    #[test]
+    fn the_version_moves_only_when_system_or_tools_change() {
+        let mut store = CacheSafeStore::default();
+        let mut request = Request {
+            model: "m".into(),
+            system: Some("s".into()),
+            ..Request::default()
+        };
+        store.save(&request, &[Item::user("a")]);
+        store.save(&request, &[Item::user("a"), answer("b")]);
+        assert_eq!(store.get().unwrap().version, 0);
+        assert_eq!(store.get().unwrap().history.len(), 2);
+        request.system = Some("changed".into());
+        store.save(&request, &[]);
+        assert_eq!(store.get().unwrap().version, 1);
+        store.clear();
+        assert!(store.get().is_none());
+    }
+
+    #[test]
+    fn suggestions_wait_for_two_assistant_messages_and_skip_plan_mode() {
+        let one = [Item::user("a"), answer("b")];
+        assert_eq!(
+            suggestion_allowed(&one, true, false),
+            Err(SuppressReason::TooEarly)
+        );
+        let two = [Item::user("a"), answer("b"), Item::user("c"), answer("d")];
+        assert_eq!(suggestion_allowed(&two, true, false), Ok(()));
+        assert_eq!(
+            suggestion_allowed(&two, true, true),
+            Err(SuppressReason::PlanMode)
+        );
+        assert_eq!(
+            suggestion_allowed(&two, false, false),
+            Err(SuppressReason::TurnFailed)
+        );
+    }
+
+    #[test]
+    fn the_pipelined_prompt_carries_the_head_of_the_answer() {
+        let long = "é".repeat(600);
+        let p = pipelined_prompt("run the tests", &long);
+        assert!(p.starts_with("The person said: run the tests\n"));
+        assert!(p.contains(&"é".repeat(500)) && !p.contains(&"é".repeat(501)));
+        assert!(p.ends_with(SUGGESTION_PROMPT));
+    }
+}

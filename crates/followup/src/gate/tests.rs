@@ -1,0 +1,310 @@
+use super::*;
+use serde_json::json;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    overlay: Arc<OverlayFs>,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    fs::write(root.join("src/app.rs"), "fn main() {}\n").unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("escape")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let ws = Arc::new(Workspace::new(&root).unwrap());
+    let overlay = Arc::new(OverlayFs::new_in(ws, &tmp.path().join("base")).unwrap());
+    Fixture {
+        _tmp: tmp,
+        root,
+        overlay,
+    }
+}
+
+fn allowed(d: GateDecision) -> Value {
+    match d {
+        GateDecision::Allow { input } => serde_json::from_str(&input).unwrap(),
+        GateDecision::Boundary { reason } => panic!("boundary: {reason}"),
+    }
+}
+
+fn reason(d: GateDecision) -> String {
+    match d {
+        GateDecision::Boundary { reason } => reason,
+        GateDecision::Allow { input } => panic!("allowed: {input}"),
+    }
+}
+
+fn ctx() -> ToolExecutionContext {
+    ToolExecutionContext {
+        call_id: "c".into(),
+        batch_id: "b".into(),
+        call_index: 0,
+    }
+}
+
+#[test]
+fn read_tools_are_allowed_in_every_mode() {
+    let f = fixture();
+    let real = f.root.join("src/app.rs").display().to_string();
+    for mode in ApprovalMode::ALL {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        let input = allowed(gate.check(
+            "read_file",
+            &json!({"path": "src/app.rs", "offset": 2}).to_string(),
+        ));
+        assert_eq!(input, json!({"path": real, "offset": 2}), "{mode}");
+        for tool in ["ls", "glob", "grep"] {
+            let input =
+                allowed(gate.check(tool, &json!({"path": "src", "pattern": "x"}).to_string()));
+            assert_eq!(input["path"], f.root.join("src").display().to_string());
+            assert_eq!(input["pattern"], "x");
+            // No path: the tool's default.
+            for bare in [
+                json!({"pattern": "x"}),
+                json!({"pattern": "x", "path": null}),
+            ] {
+                assert_eq!(allowed(gate.check(tool, &bare.to_string())), bare);
+            }
+        }
+    }
+}
+
+#[test]
+fn reads_of_written_files_go_to_the_overlay() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::AutoEdit, f.overlay.clone());
+    let write = allowed(gate.check(
+        "write_file",
+        &json!({"path": "src/app.rs", "content": "x"}).to_string(),
+    ));
+    let overlay_copy = f.overlay.dir().join("src/app.rs").display().to_string();
+    assert_eq!(write, json!({"path": overlay_copy, "content": "x"}));
+    let read = allowed(gate.check("read_file", &json!({"path": "./src/app.rs"}).to_string()));
+    assert_eq!(read["path"], overlay_copy);
+    // Directory tools get the real path and merge the overlay themselves.
+    let grep = allowed(gate.check(
+        "grep",
+        &json!({"pattern": "x", "path": "src/app.rs"}).to_string(),
+    ));
+    assert_eq!(
+        grep["path"],
+        f.root.join("src/app.rs").display().to_string()
+    );
+}
+
+#[test]
+fn edits_are_redirected_only_in_auto_edit_and_yolo() {
+    let f = fixture();
+    for mode in [ApprovalMode::AutoEdit, ApprovalMode::Yolo] {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        for tool in ["edit", "write_file"] {
+            let input = allowed(gate.check(
+                tool,
+                &json!({"path": "src/new.rs", "old_string": "a"}).to_string(),
+            ));
+            assert_eq!(
+                input["path"],
+                f.overlay.dir().join("src/new.rs").display().to_string()
+            );
+            assert_eq!(input["old_string"], "a");
+        }
+    }
+    for mode in [ApprovalMode::Default, ApprovalMode::Plan] {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        for tool in ["edit", "write_file"] {
+            let r = reason(gate.check(tool, &json!({"path": "src/app.rs"}).to_string()));
+            assert!(r.contains(tool) && r.contains(mode.as_str()), "{r}");
+        }
+    }
+    assert!(
+        !f.overlay.dir().join("src/app.rs").exists(),
+        "a boundary copies nothing"
+    );
+}
+
+#[test]
+fn shell_is_allowed_only_when_read_only() {
+    let f = fixture();
+    for mode in ApprovalMode::ALL {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        for cmd in ["ls -la", "git status", "cat src/app.rs | wc -l"] {
+            let input = json!({"command": cmd});
+            assert_eq!(
+                allowed(gate.check("shell", &input.to_string())),
+                input,
+                "{mode}: {cmd}"
+            );
+        }
+        let r = reason(gate.check("shell", &json!({"command": "rm -rf src"}).to_string()));
+        assert!(
+            r.starts_with("shell command writes") && r.contains("rm -rf src"),
+            "{r}"
+        );
+        let r = reason(gate.check("shell", &json!({"command": "python build.py"}).to_string()));
+        assert!(r.contains("not provably read-only"), "{r}");
+        assert!(reason(gate.check("shell", &json!({}).to_string())).contains("without a command"));
+    }
+}
+
+#[test]
+fn the_gate_passes_on_what_it_checked() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());
+    // serde_json keeps the last of duplicated keys; what runs must be that value.
+    let sneaky = r#"{"command": "rm -rf src", "command": "ls"}"#;
+    assert_eq!(
+        gate.check("shell", sneaky),
+        GateDecision::Allow {
+            input: r#"{"command":"ls"}"#.into()
+        }
+    );
+    let sneaky = r#"{"path": "../outside/x", "path": null, "pattern": "x"}"#;
+    assert_eq!(
+        allowed(gate.check("grep", sneaky)),
+        json!({"path": null, "pattern": "x"})
+    );
+}
+
+#[test]
+fn everything_else_is_a_boundary_naming_the_tool() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());
+    for tool in [
+        "web_fetch",
+        "web_search",
+        "agent",
+        "skill",
+        "memory",
+        "ask_user",
+        "todo_write",
+        "exit_plan_mode",
+        "mcp__github__create_issue",
+        "lsp",
+        "something_new",
+    ] {
+        let r = reason(gate.check(tool, &json!({"path": "src/app.rs"}).to_string()));
+        assert!(r.starts_with(tool), "{r}");
+        assert!(r.len() < 80, "short: {r}");
+    }
+}
+
+#[test]
+fn failed_rewrites_are_boundaries() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());
+    for (tool, input) in [
+        ("read_file", json!({"path": "../outside/x"})),
+        ("read_file", json!({"path": "/etc/passwd"})),
+        ("read_file", json!({"path": "escape/x"})),
+        ("write_file", json!({"path": "escape/x", "content": ""})),
+        ("edit", json!({"path": "/etc/hosts"})),
+        ("write_file", json!({"path": "src", "content": ""})),
+        ("grep", json!({"pattern": "x", "path": "/"})),
+        ("ls", json!({"path": "escape"})),
+        ("read_file", json!({})),
+        ("read_file", json!({"path": 3})),
+        ("write_file", json!("src/app.rs")),
+        ("glob", json!({"pattern": "*", "path": ["a"]})),
+    ] {
+        let r = reason(gate.check(tool, &input.to_string()));
+        assert!(r.starts_with(tool), "{r}");
+    }
+    let r = reason(gate.check("read_file", "{\"path\": "));
+    assert_eq!(r, "read_file arguments are not valid JSON");
+    assert!(f.overlay.written_files().is_empty());
+}
+
+#[test]
+fn the_server_offers_the_builtin_tools_unchanged() {
+    let f = fixture();
+    let server = speculation_tool_server(f.overlay.workspace().clone(), f.overlay.clone());
+    let real = saki_tools::builtin_server(f.overlay.workspace().clone()).unwrap();
+    assert_eq!(server.names(), real.names());
+    assert_eq!(server.definitions(), real.definitions());
+}
+
+#[tokio::test]
+async fn gated_calls_write_only_into_the_overlay() {
+    let f = fixture();
+    let tools = SpeculationTools::new(ApprovalMode::AutoEdit, f.overlay.clone());
+    let run = |name: &'static str, input: Value| {
+        let tools = &tools;
+        async move {
+            match tools.call(name, &input.to_string(), ctx()).await {
+                GatedCall::Ran(r) => r,
+                GatedCall::Boundary(b) => panic!("boundary: {b}"),
+            }
+        }
+    };
+    let out = run(
+        "write_file",
+        json!({"path": "src/new.rs", "content": "pub fn a() {}\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.content, "created src/new.rs (14 bytes)");
+    let out = run(
+        "edit",
+        json!({"path": "src/app.rs", "old_string": "main", "new_string": "start"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.content.starts_with("1 replacement in src/app.rs"),
+        "{}",
+        out.content
+    );
+    assert!(out.content.contains("a/src/app.rs"));
+    let dir = f.overlay.dir().display().to_string();
+    assert!(!out.content.contains(&dir), "overlay paths stay hidden");
+    let read = run("read_file", json!({"path": "src/app.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(read.content, "fn start() {}\n");
+    let read = run("read_file", json!({"path": "src/new.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(read.content, "pub fn a() {}\n");
+    // A read-only shell command sees the real tree.
+    let cat = run("shell", json!({"command": "cat src/app.rs"}))
+        .await
+        .unwrap();
+    assert!(cat.content.contains("fn main() {}"), "{}", cat.content);
+    assert_eq!(
+        fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert!(!f.root.join("src/new.rs").exists());
+    assert_eq!(
+        f.overlay.written_files(),
+        [Path::new("src/app.rs"), Path::new("src/new.rs")]
+    );
+    match tools
+        .call("web_fetch", r#"{"url": "https://x"}"#, ctx())
+        .await
+    {
+        GatedCall::Boundary(r) => assert!(r.starts_with("web_fetch")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn ungated_writes_cannot_reach_the_real_tree() {
+    let f = fixture();
+    let server = speculation_tool_server(f.overlay.workspace().clone(), f.overlay.clone());
+    let real = f.root.join("src/app.rs").display().to_string();
+    let input = json!({"path": real, "content": "x"}).to_string();
+    assert!(server.call_tool("write_file", &input, ctx()).await.is_err());
+    let input = json!({"path": real, "old_string": "main", "new_string": "x"}).to_string();
+    assert!(server.call_tool("edit", &input, ctx()).await.is_err());
+    assert_eq!(
+        fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+}

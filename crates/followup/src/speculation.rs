@@ -1,0 +1,384 @@
+//! Speculation: the suggested prompt runs as a forked query while the person reads, with
+//! every tool call passing the [`ToolGate`] and every write landing in an [`OverlayFs`].
+//! A completed speculation is accepted (overlay applied, items appended) or discarded.
+
+use crate::fork::{generate_suggestion, pipelined_prompt, CacheSafeParams};
+use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
+use crate::overlay::{ApplyReport, OverlayFs};
+use crate::pairing::{ensure_tool_result_pairing, PairingError};
+use crate::suggestion::SuppressReason;
+use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
+use saki_llm_worker::{Item, Responder, ToolExecutionContext, ToolResultStatus, ToolServer};
+use saki_tools::{ApprovalMode, Workspace};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Model round trips one speculation may make.
+pub const MAX_SPECULATION_TURNS: usize = 20;
+/// Items one speculation may produce.
+pub const MAX_SPECULATION_MESSAGES: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeculationStatus {
+    Idle,
+    Running,
+    /// The model answered without further tool calls; ready to accept.
+    Completed,
+    /// A tool call it may not make ahead of the person; the work so far is kept.
+    Boundary,
+    /// Cancelled or failed; nothing of it may be used.
+    Aborted,
+}
+
+impl SpeculationStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SpeculationStatus::Idle => "idle",
+            SpeculationStatus::Running => "running",
+            SpeculationStatus::Completed => "completed",
+            SpeculationStatus::Boundary => "boundary",
+            SpeculationStatus::Aborted => "aborted",
+        }
+    }
+}
+
+/// A finished speculation, holding its overlay until it is accepted or dropped.
+#[derive(Debug)]
+pub struct Speculation {
+    pub suggestion: String,
+    pub status: SpeculationStatus,
+    /// Why it stopped at a boundary or was aborted.
+    pub reason: Option<String>,
+    /// The speculated history: the suggestion as a user item, then the model's items.
+    pub items: Vec<Item>,
+    pub elapsed: Duration,
+    /// The next suggestion, generated once the speculation completed.
+    pub pipelined: Option<Result<String, SuppressReason>>,
+    overlay: Option<OverlayFs>,
+}
+
+impl Speculation {
+    /// Paths (workspace-relative) the speculation wrote.
+    pub fn written_files(&self) -> Vec<std::path::PathBuf> {
+        self.overlay
+            .as_ref()
+            .map(OverlayFs::written_files)
+            .unwrap_or_default()
+    }
+
+    /// The overlay directory, while the speculation holds one.
+    pub fn overlay_dir(&self) -> Option<&std::path::Path> {
+        self.overlay.as_ref().map(OverlayFs::dir)
+    }
+
+    /// The last assistant text, for pipelining and display.
+    pub fn answer(&self) -> String {
+        self.items
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                Item::AssistantText { text } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Deletes the overlay; nothing of the speculation remains.
+    pub fn abort(mut self) {
+        if let Some(overlay) = self.overlay.take() {
+            if let Err(e) = overlay.abort() {
+                tracing::warn!(error = %e, "could not delete a speculation overlay");
+            }
+        }
+    }
+}
+
+/// What an accepted speculation brought.
+#[derive(Debug)]
+pub struct Accepted {
+    /// Items to append to history (the user item first).
+    pub items: Vec<Item>,
+    pub applied: ApplyReport,
+    /// How long the speculation ran: the wait the person skipped.
+    pub time_saved: Duration,
+    pub pipelined: Option<Result<String, SuppressReason>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AcceptError {
+    #[error("the speculation is {0}, not completed")]
+    NotCompleted(&'static str),
+    #[error("the submitted text is not the suggestion")]
+    TextChanged,
+    #[error("the speculated history is malformed: {0}")]
+    Pairing(#[from] PairingError),
+    #[error("{} file(s) could not be applied", .0.failures().len())]
+    Apply(ApplyReport),
+}
+
+/// Accepts `speculation` for the text the person submitted. Only a completed
+/// speculation whose suggestion equals `submitted` is accepted; its files land first, and
+/// its items are returned only when every file did. On `Err` the caller discards the
+/// speculation (already done here) and submits the text normally.
+pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted, AcceptError> {
+    let refuse = |s: Speculation, e: AcceptError| {
+        s.abort();
+        Err(e)
+    };
+    if speculation.status != SpeculationStatus::Completed {
+        let status = speculation.status.as_str();
+        return refuse(speculation, AcceptError::NotCompleted(status));
+    }
+    if speculation.suggestion.trim() != submitted.trim() {
+        return refuse(speculation, AcceptError::TextChanged);
+    }
+    if let Err(e) = ensure_tool_result_pairing(&speculation.items) {
+        return refuse(speculation, e.into());
+    }
+    let Some(overlay) = speculation.overlay.take() else {
+        return Err(AcceptError::NotCompleted("without an overlay"));
+    };
+    let applied = overlay.apply();
+    if let Err(e) = overlay.abort() {
+        tracing::warn!(error = %e, "could not delete an applied overlay");
+    }
+    if !applied.failures().is_empty() {
+        return Err(AcceptError::Apply(applied));
+    }
+    Ok(Accepted {
+        items: std::mem::take(&mut speculation.items),
+        applied,
+        time_saved: speculation.elapsed,
+        pipelined: speculation.pipelined.take(),
+    })
+}
+
+/// Runs speculations for one workspace and approval mode.
+pub struct Speculator {
+    pub client: Client,
+    /// The (fast) model background work uses.
+    pub model: String,
+    pub mode: ApprovalMode,
+    pub workspace: Arc<Workspace>,
+    /// Where overlays are created (default: [`crate::overlay::default_base`]).
+    pub overlay_base: std::path::PathBuf,
+}
+
+enum Step {
+    Continue,
+    Stop(SpeculationStatus, Option<String>),
+}
+
+impl Speculator {
+    pub fn new(
+        client: Client,
+        model: impl Into<String>,
+        mode: ApprovalMode,
+        workspace: Arc<Workspace>,
+    ) -> Self {
+        Self {
+            client,
+            model: model.into(),
+            mode,
+            workspace,
+            overlay_base: crate::overlay::default_base(),
+        }
+    }
+
+    /// Runs `suggestion` on top of `params` until the model answers, a boundary, the
+    /// limits, or `cancel`. When it completes, the pipelined suggestion is generated too.
+    pub async fn run(
+        &self,
+        params: &CacheSafeParams,
+        suggestion: &str,
+        cancel: CancellationToken,
+    ) -> Speculation {
+        let started = Instant::now();
+        let mut speculation = Speculation {
+            suggestion: suggestion.to_owned(),
+            status: SpeculationStatus::Running,
+            reason: None,
+            items: vec![Item::user(suggestion)],
+            elapsed: Duration::ZERO,
+            pipelined: None,
+            overlay: None,
+        };
+        let overlay = match OverlayFs::new_in(self.workspace.clone(), &self.overlay_base) {
+            Ok(o) => Arc::new(o),
+            Err(e) => {
+                speculation.status = SpeculationStatus::Aborted;
+                speculation.reason = Some(format!("no overlay: {e}"));
+                return speculation;
+            }
+        };
+        let gate = ToolGate::new(self.mode, overlay.clone());
+        let tools = speculation_tool_server(self.workspace.clone(), overlay.clone());
+        let (status, reason) = self
+            .speculate(params, &mut speculation.items, &gate, &tools, &cancel)
+            .await;
+        speculation.status = status;
+        speculation.reason = reason;
+        // The gate and tools hold the overlay only while the loop runs.
+        drop((gate, tools));
+        speculation.overlay = Arc::try_unwrap(overlay).ok();
+        if speculation.status == SpeculationStatus::Completed {
+            let prompt = pipelined_prompt(suggestion, &speculation.answer());
+            speculation.pipelined =
+                match generate_suggestion(&self.client, params, &self.model, &prompt, cancel).await
+                {
+                    Ok(result) => Some(result),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "pipelined suggestion failed");
+                        None
+                    }
+                };
+        }
+        speculation.elapsed = started.elapsed();
+        speculation
+    }
+
+    async fn speculate(
+        &self,
+        params: &CacheSafeParams,
+        items: &mut Vec<Item>,
+        gate: &ToolGate,
+        tools: &ToolServer,
+        cancel: &CancellationToken,
+    ) -> (SpeculationStatus, Option<String>) {
+        let mut responder = Responder::new();
+        for turn in 0..MAX_SPECULATION_TURNS {
+            let request = params.fork_request(&self.model, items);
+            let response = match responder
+                .respond(&self.client, &request, cancel.clone())
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => return (SpeculationStatus::Aborted, Some(e.to_string())),
+            };
+            match response.status {
+                ResponseStatus::Completed | ResponseStatus::Incomplete => {}
+                ResponseStatus::Cancelled => {
+                    return (SpeculationStatus::Aborted, Some("cancelled".into()))
+                }
+                _ => {
+                    let message = response
+                        .error
+                        .map_or_else(|| "the response failed".into(), |e| e.message);
+                    return (SpeculationStatus::Aborted, Some(message));
+                }
+            }
+            let step = self
+                .respond_step(&response.content, turn, items, gate, tools)
+                .await;
+            if let Step::Stop(status, reason) = step {
+                return (status, reason);
+            }
+            if items.len() > MAX_SPECULATION_MESSAGES {
+                let reason = format!("more than {MAX_SPECULATION_MESSAGES} messages");
+                return (SpeculationStatus::Boundary, Some(reason));
+            }
+        }
+        let reason = format!("more than {MAX_SPECULATION_TURNS} model turns");
+        (SpeculationStatus::Boundary, Some(reason))
+    }
+
+    /// Appends one response and runs its calls in order through the gate. At a boundary
+    /// the calls already run stay (paired by index), the rest leave the model message.
+    async fn respond_step(
+        &self,
+        content: &[ContentPart],
+        turn: usize,
+        items: &mut Vec<Item>,
+        gate: &ToolGate,
+        tools: &ToolServer,
+    ) -> Step {
+        let mut message = Vec::new();
+        let mut calls = Vec::new();
+        for part in content {
+            match part {
+                ContentPart::Text { text } if !text.is_empty() => {
+                    message.push(Item::AssistantText { text: text.clone() })
+                }
+                ContentPart::Thinking { text, signature } => message.push(Item::Thinking {
+                    text: text.clone(),
+                    signature: signature.clone(),
+                }),
+                ContentPart::ToolUse {
+                    id,
+                    name,
+                    arguments,
+                    signature,
+                } => {
+                    let ctx = ToolExecutionContext {
+                        call_id: id.clone(),
+                        batch_id: format!("speculation_{}", turn + 1),
+                        call_index: calls.len(),
+                    };
+                    calls.push(message.len());
+                    message.push(Item::ToolCall {
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                        signature: signature.clone(),
+                        ctx,
+                    });
+                }
+                _ => {}
+            }
+        }
+        if calls.is_empty() {
+            items.extend(message);
+            return Step::Stop(SpeculationStatus::Completed, None);
+        }
+        let mut results = Vec::new();
+        let mut boundary = None;
+        for (index, &at) in calls.iter().enumerate() {
+            let Item::ToolCall {
+                name,
+                arguments,
+                ctx,
+                ..
+            } = &message[at]
+            else {
+                continue;
+            };
+            match gate.check(name, arguments) {
+                GateDecision::Boundary { reason } => {
+                    boundary = Some((index, reason));
+                    break;
+                }
+                GateDecision::Allow { input } => {
+                    let (content, status) = match tools.get(name) {
+                        Some(tool) => match tool.execute(&input, ctx.clone()).await {
+                            Ok(output) => (output.content, ToolResultStatus::Success),
+                            Err(e) => (e.to_string(), ToolResultStatus::Error),
+                        },
+                        None => (format!("unknown tool `{name}`"), ToolResultStatus::Error),
+                    };
+                    results.push(Item::ToolResult {
+                        name: name.clone(),
+                        content,
+                        status,
+                        ctx: ctx.clone(),
+                    });
+                }
+            }
+        }
+        if let Some((index, reason)) = boundary {
+            // Drop the calls that did not run (by position, not by name).
+            let unexecuted: Vec<usize> = calls[index..].to_vec();
+            let mut position = 0;
+            message.retain(|_| {
+                let keep = !unexecuted.contains(&position);
+                position += 1;
+                keep
+            });
+            items.extend(message);
+            items.extend(results);
+            return Step::Stop(SpeculationStatus::Boundary, Some(reason));
+        }
+        items.extend(message);
+        items.extend(results);
+        Step::Continue
+    }
+}

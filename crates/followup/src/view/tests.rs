@@ -1,0 +1,267 @@
+use super::*;
+use saki_tools::Workspace;
+use serde_json::json;
+use std::fs;
+
+struct Fixture {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    overlay: Arc<OverlayFs>,
+}
+
+/// ws/ src/app.rs ("fn main"), src/lib.rs ("pub fn lib"), README.md, .ignore ("*.log"),
+/// empty/.
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("ws");
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::create_dir_all(root.join("empty")).unwrap();
+    fs::write(root.join("src/app.rs"), "fn main() {}\n").unwrap();
+    fs::write(root.join("src/lib.rs"), "pub fn lib() {}\n").unwrap();
+    fs::write(root.join("README.md"), "# readme\nfn in docs\n").unwrap();
+    fs::write(root.join(".ignore"), "*.log\n").unwrap();
+    let root = root.canonicalize().unwrap();
+    let ws = Arc::new(Workspace::new(&root).unwrap());
+    let overlay = Arc::new(OverlayFs::new_in(ws, &tmp.path().join("base")).unwrap());
+    Fixture { tmp, root, overlay }
+}
+
+impl Fixture {
+    fn write(&self, path: &str, content: &str) {
+        fs::write(self.overlay.resolve_write(path).unwrap(), content).unwrap();
+    }
+}
+
+fn ctx() -> ToolExecutionContext {
+    ToolExecutionContext {
+        call_id: "c".into(),
+        batch_id: "b".into(),
+        call_index: 0,
+    }
+}
+
+async fn run(tool: &dyn Tool, input: Value) -> Result<String, ToolError> {
+    tool.execute(&input.to_string(), ctx())
+        .await
+        .map(|o| o.content)
+}
+
+#[tokio::test]
+async fn ls_merges_overlay_entries() {
+    let f = fixture();
+    let ls = OverlayLs::new(f.overlay.clone());
+    let before = run(&ls, json!({})).await.unwrap();
+    assert_eq!(before, ".ignore\nREADME.md\nempty/\nsrc/");
+    f.write("src/app.rs", "fn main() { changed }\n");
+    f.write("src/new.rs", "");
+    f.write("docs/guide/intro.md", "# intro\n");
+    f.write("empty/first.txt", "1");
+    assert_eq!(
+        run(&ls, json!({})).await.unwrap(),
+        ".ignore\nREADME.md\ndocs/\nempty/\nsrc/"
+    );
+    assert_eq!(
+        run(&ls, json!({"path": "src"})).await.unwrap(),
+        "app.rs\nlib.rs\nnew.rs"
+    );
+    assert_eq!(run(&ls, json!({"path": "docs"})).await.unwrap(), "guide/");
+    let abs = f.root.join("docs/guide").display().to_string();
+    assert_eq!(run(&ls, json!({"path": abs})).await.unwrap(), "intro.md");
+    assert_eq!(
+        run(&ls, json!({"path": "empty"})).await.unwrap(),
+        "first.txt"
+    );
+    assert!(run(&ls, json!({"path": "nope"}))
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("does not exist"));
+    for file in ["src/app.rs", "docs/guide/intro.md"] {
+        let err = run(&ls, json!({"path": file})).await.unwrap_err();
+        assert!(err.to_string().contains("not a directory"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn ls_of_an_empty_directory() {
+    let f = fixture();
+    let ls = OverlayLs::new(f.overlay.clone());
+    assert_eq!(
+        run(&ls, json!({"path": "empty"})).await.unwrap(),
+        "[empty directory]"
+    );
+}
+
+#[tokio::test]
+async fn glob_adds_new_files_as_the_walker_would() {
+    let f = fixture();
+    let glob = OverlayGlob::new(f.overlay.clone());
+    f.write("src/app.rs", "changed");
+    f.write("src/extra.rs", "");
+    f.write("src/deep/mod.rs", "");
+    f.write(".hidden/x.rs", "");
+    f.write("src/.secret.rs", "");
+    f.write("build.log", "");
+    assert_eq!(
+        run(&glob, json!({"pattern": "**/*.rs"})).await.unwrap(),
+        "src/app.rs\nsrc/deep/mod.rs\nsrc/extra.rs\nsrc/lib.rs"
+    );
+    assert_eq!(
+        run(&glob, json!({"pattern": "*.rs", "path": "src"}))
+            .await
+            .unwrap(),
+        "app.rs\nextra.rs\nlib.rs"
+    );
+    assert_eq!(
+        run(&glob, json!({"pattern": "*.log"})).await.unwrap(),
+        "no files match *.log",
+        "ignored by .ignore"
+    );
+    assert_eq!(
+        run(&glob, json!({"pattern": "*", "path": "src/deep"}))
+            .await
+            .unwrap(),
+        "mod.rs",
+        "a directory only the overlay has"
+    );
+    assert!(run(&glob, json!({"pattern": "*", "path": "missing"}))
+        .await
+        .is_err());
+    assert!(matches!(
+        run(&glob, json!({"pattern": "a{"})).await,
+        Err(ToolError::InvalidInput(_))
+    ));
+}
+
+#[tokio::test]
+async fn an_ignore_file_written_by_the_speculation_counts() {
+    let f = fixture();
+    let glob = OverlayGlob::new(f.overlay.clone());
+    f.write("out/gen.txt", "");
+    f.write(".ignore", "*.log\nout/\n");
+    assert_eq!(
+        run(&glob, json!({"pattern": "**/*.txt"})).await.unwrap(),
+        "no files match **/*.txt"
+    );
+    f.write("keep/a.txt", "");
+    f.write("keep/.ignore", "!a.txt\n");
+    assert_eq!(
+        run(&glob, json!({"pattern": "**/*.txt"})).await.unwrap(),
+        "keep/a.txt"
+    );
+}
+
+#[tokio::test]
+async fn grep_searches_the_merged_view() {
+    let f = fixture();
+    let grep = OverlayGrep::new(f.overlay.clone());
+    assert_eq!(
+        run(&grep, json!({"pattern": "fn main"})).await.unwrap(),
+        "src/app.rs:1:fn main() {}"
+    );
+    f.write(
+        "src/app.rs",
+        "fn start() {}\n// no main here\nfn main2() {}\n",
+    );
+    f.write("src/new.rs", "fn main_new() {}\n");
+    f.write("notes/todo.md", "fn main in notes\n");
+    f.write("src/.hidden.rs", "fn main\n");
+    f.write("x.log", "fn main\n");
+    let out = grep
+        .execute(&json!({"pattern": "fn main"}).to_string(), ctx())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "notes/todo.md:1:fn main in notes\nsrc/app.rs:3:fn main2() {}\nsrc/new.rs:1:fn main_new() {}"
+    );
+    assert_eq!(out.summary.as_deref(), Some("3 matches"));
+    assert_eq!(
+        run(&grep, json!({"pattern": "fn", "path": "src/app.rs"}))
+            .await
+            .unwrap(),
+        "src/app.rs:1:fn start() {}\nsrc/app.rs:3:fn main2() {}"
+    );
+    assert_eq!(
+        run(&grep, json!({"pattern": "main", "path": "src/new.rs"}))
+            .await
+            .unwrap(),
+        "src/new.rs:1:fn main_new() {}"
+    );
+    assert_eq!(
+        run(&grep, json!({"pattern": "fn main", "glob": "*.md"}))
+            .await
+            .unwrap(),
+        "notes/todo.md:1:fn main in notes"
+    );
+    assert_eq!(
+        run(
+            &grep,
+            json!({"pattern": "FN MAIN", "path": "notes", "case_insensitive": true})
+        )
+        .await
+        .unwrap(),
+        "notes/todo.md:1:fn main in notes"
+    );
+    assert_eq!(
+        run(&grep, json!({"pattern": "main", "path": "src/.hidden.rs"}))
+            .await
+            .unwrap(),
+        "src/.hidden.rs:1:fn main",
+        "a file named explicitly is searched even if hidden"
+    );
+    assert!(run(&grep, json!({"pattern": "x", "path": "missing"}))
+        .await
+        .is_err());
+}
+
+#[tokio::test]
+async fn other_roots_use_the_real_tools() {
+    let f = fixture();
+    let other = f.tmp.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("o.txt"), "needle\n").unwrap();
+    let mut ws = Workspace::new(&f.root).unwrap();
+    ws.add_root(&other).unwrap();
+    let overlay = Arc::new(OverlayFs::new_in(Arc::new(ws), &f.tmp.path().join("base2")).unwrap());
+    let path = other.canonicalize().unwrap().display().to_string();
+    let ls = OverlayLs::new(overlay.clone());
+    assert_eq!(run(&ls, json!({"path": path})).await.unwrap(), "o.txt");
+    let glob = OverlayGlob::new(overlay.clone());
+    assert_eq!(
+        run(&glob, json!({"pattern": "*.txt", "path": path}))
+            .await
+            .unwrap(),
+        "o.txt"
+    );
+    let grep = OverlayGrep::new(overlay);
+    let out = run(&grep, json!({"pattern": "needle", "path": path}))
+        .await
+        .unwrap();
+    assert!(out.ends_with("o.txt:1:needle"), "{out}");
+}
+
+#[test]
+fn same_interface_as_the_real_tools() {
+    let f = fixture();
+    let ws = f.overlay.workspace().clone();
+    let pairs: [(Box<dyn Tool>, Box<dyn Tool>); 3] = [
+        (
+            Box::new(OverlayLs::new(f.overlay.clone())),
+            Box::new(Ls(ws.clone())),
+        ),
+        (
+            Box::new(OverlayGlob::new(f.overlay.clone())),
+            Box::new(Glob(ws.clone())),
+        ),
+        (
+            Box::new(OverlayGrep::new(f.overlay.clone())),
+            Box::new(Grep(ws)),
+        ),
+    ];
+    for (ours, real) in pairs {
+        assert_eq!(ours.name(), real.name());
+        assert_eq!(ours.description(), real.description());
+        assert_eq!(ours.input_schema(), real.input_schema());
+    }
+}
