@@ -2,6 +2,7 @@
 
 use crate::config;
 use crate::exit::ExitCode;
+use crate::followups::FollowUps;
 use crate::output::{emit, JsonItems, PlainPrinter};
 use crate::session::{self, Resume};
 use crate::setup;
@@ -42,6 +43,11 @@ pub struct ExecArgs {
     /// Most model requests in this turn.
     #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
+    /// After the prompt, up to N times: predict the next prompt, run it speculatively in a
+    /// copy-on-write overlay, and accept it when it completed (a boundary runs it as a
+    /// normal turn under --approval).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub follow_ups: u32,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
@@ -93,7 +99,7 @@ fn report_alert(alert: &Alert, json_mode: bool) {
     eprintln!("{label}: {}", alert.message);
 }
 
-fn failed(json_mode: bool, kind: &str, message: &str) {
+pub(crate) fn failed(json_mode: bool, kind: &str, message: &str) {
     if json_mode {
         emit(&json!({"type": "turn.failed", "error": {"kind": kind, "message": message}}));
     }
@@ -264,15 +270,32 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     for alert in &alerts {
         report_alert(alert, json_mode);
     }
-    let result = worker.run_turn(user_text, cancel).await;
+    let result = worker.run_turn(user_text, cancel.clone()).await;
     printer.finish_line();
-    match result {
+    let code = match result {
         Ok(outcome) => report(&outcome, json_mode),
         Err(e) => {
             failed(json_mode, e.kind(), &e.to_string());
             exit_code_for(&e)
         }
+    };
+    if code != ExitCode::Success || args.follow_ups == 0 {
+        return code;
     }
+    saki_followup::cleanup_stale(&saki_followup::default_base());
+    let model = resolved
+        .fast_model
+        .clone()
+        .unwrap_or(resolved.model.clone());
+    let speculator =
+        saki_followup::Speculator::new(worker.client().clone(), model, args.approval, workspace);
+    let follow_ups = FollowUps {
+        count: args.follow_ups,
+        speculator,
+        json: json_mode,
+        printer,
+    };
+    follow_ups.run(&mut worker, cancel).await
 }
 
 fn read_prompt(arg: Option<&str>) -> Result<String, String> {
@@ -292,7 +315,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, String> {
     Ok(prompt)
 }
 
-fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
+pub(crate) fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
     let usage = serde_json::to_value(outcome.usage).unwrap_or_default();
     let completed = |status: &str, stop_reason: Option<StopReason>| {
         if json_mode {
@@ -340,7 +363,7 @@ fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
     }
 }
 
-fn exit_code_for(e: &ClientError) -> ExitCode {
+pub(crate) fn exit_code_for(e: &ClientError) -> ExitCode {
     match e {
         ClientError::Auth { .. }
         | ClientError::QuotaExceeded { .. }

@@ -4,6 +4,7 @@ mod compact;
 mod config;
 mod exec;
 mod exit;
+mod followups;
 mod output;
 mod session;
 mod setup;

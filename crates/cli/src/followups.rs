@@ -1,0 +1,193 @@
+//! `saki exec --follow-ups N`: after the prompt, up to N times take the suggested next
+//! prompt, speculate it, and accept it when the speculation completed (Tab, Tab, Tab as a
+//! batch job); at a boundary the suggestion runs as a normal turn under `--approval`.
+
+use crate::exec::{exit_code_for, failed, report};
+use crate::exit::ExitCode;
+use crate::output::{emit, PlainPrinter};
+use saki_followup::{
+    accept, generate_suggestion, suggestion_allowed, CacheSafeStore, SpeculationStatus, Speculator,
+    SuppressReason, SUGGESTION_PROMPT,
+};
+use saki_llm_client::CancellationToken;
+use saki_llm_worker::{Item, Worker};
+use saki_tools::ApprovalMode;
+use serde_json::json;
+
+pub struct FollowUps {
+    pub count: u32,
+    pub speculator: Speculator,
+    pub json: bool,
+    pub printer: PlainPrinter,
+}
+
+impl FollowUps {
+    fn note(&self, event: serde_json::Value, line: String) {
+        if self.json {
+            emit(&event);
+        } else {
+            self.printer.finish_line();
+            eprintln!("{line}");
+        }
+    }
+
+    fn suppressed(&self, reason: SuppressReason) {
+        self.note(
+            json!({"type": "suggestion", "text": null, "suppressed": reason.as_str()}),
+            format!("[suggestion] none ({reason})"),
+        );
+    }
+
+    /// Runs the follow-ups after a successful first turn; returns the exit code of the
+    /// last turn that ran.
+    pub async fn run(self, worker: &mut Worker, cancel: CancellationToken) -> ExitCode {
+        let mut store = CacheSafeStore::default();
+        store.save(&worker.build_request(), worker.history());
+        let mut pipelined = None;
+        let plan = self.speculator.mode == ApprovalMode::Plan;
+        for _ in 0..self.count {
+            if let Err(reason) = suggestion_allowed(worker.history(), true, plan) {
+                self.suppressed(reason);
+                break;
+            }
+            let Some(params) = store.get().cloned() else {
+                break;
+            };
+            let suggestion = match pipelined.take() {
+                Some(s) => s,
+                None => {
+                    let client = &self.speculator.client;
+                    let model = &self.speculator.model;
+                    match generate_suggestion(
+                        client,
+                        &params,
+                        model,
+                        SUGGESTION_PROMPT,
+                        cancel.clone(),
+                    )
+                    .await
+                    {
+                        Ok(s) => s,
+                        Err(e) => {
+                            self.note(
+                                json!({"type": "suggestion", "text": null, "error": e.to_string()}),
+                                format!("[suggestion] failed: {e}"),
+                            );
+                            break;
+                        }
+                    }
+                }
+            };
+            let text = match suggestion {
+                Ok(text) => text,
+                Err(reason) => {
+                    self.suppressed(reason);
+                    break;
+                }
+            };
+            self.note(
+                json!({"type": "suggestion", "text": text}),
+                format!("[suggestion] {text}"),
+            );
+            self.note(
+                json!({"type": "speculation.started", "suggestion": text}),
+                "[speculation] started".into(),
+            );
+            let speculation = self.speculator.run(&params, &text, cancel.clone()).await;
+            let reason = speculation.reason.clone().unwrap_or_default();
+            match speculation.status {
+                SpeculationStatus::Completed => {
+                    let files = speculation.written_files();
+                    self.note(
+                        json!({"type": "speculation.completed", "suggestion": text,
+                            "items": speculation.items.len(), "files": files}),
+                        format!(
+                            "[speculation] completed: {} items, {} files in the overlay",
+                            speculation.items.len(),
+                            files.len()
+                        ),
+                    );
+                    match accept(speculation, &text) {
+                        Ok(accepted) => {
+                            let applied: Vec<String> = accepted
+                                .applied
+                                .applied()
+                                .iter()
+                                .map(|p| p.display().to_string())
+                                .collect();
+                            self.show(&accepted.items);
+                            worker.commit_items(accepted.items);
+                            let saved = accepted.time_saved.as_millis() as u64;
+                            self.note(
+                                json!({"type": "speculation.accepted", "suggestion": text,
+                                    "files_applied": applied, "time_saved_ms": saved}),
+                                format!(
+                                    "[speculation] accepted: {} files applied{}, {:.1} s saved",
+                                    applied.len(),
+                                    if applied.is_empty() { String::new() } else { format!(" ({})", applied.join(", ")) },
+                                    saved as f64 / 1000.0
+                                ),
+                            );
+                            pipelined = accepted.pipelined;
+                            store.save(&worker.build_request(), worker.history());
+                            continue;
+                        }
+                        Err(e) => self.note(
+                            json!({"type": "speculation.aborted", "suggestion": text, "reason": e.to_string()}),
+                            format!("[speculation] discarded: {e}"),
+                        ),
+                    }
+                }
+                SpeculationStatus::Boundary => {
+                    self.note(
+                        json!({"type": "speculation.boundary", "suggestion": text, "reason": reason}),
+                        format!("[speculation] boundary: {reason}; running it as a normal turn"),
+                    );
+                    speculation.abort();
+                }
+                _ => {
+                    self.note(
+                        json!({"type": "speculation.aborted", "suggestion": text, "reason": reason}),
+                        format!("[speculation] aborted: {reason}"),
+                    );
+                    speculation.abort();
+                    if cancel.is_cancelled() {
+                        failed(self.json, "cancelled", "cancelled");
+                        return ExitCode::Interrupted;
+                    }
+                }
+            }
+            let outcome = worker.run_turn(text, cancel.clone()).await;
+            self.printer.finish_line();
+            let code = match outcome {
+                Ok(outcome) => report(&outcome, self.json),
+                Err(e) => {
+                    failed(self.json, e.kind(), &e.to_string());
+                    exit_code_for(&e)
+                }
+            };
+            if code != ExitCode::Success {
+                return code;
+            }
+            store.save(&worker.build_request(), worker.history());
+        }
+        ExitCode::Success
+    }
+
+    /// The accepted speculation's answer, as a normal turn would have shown it (its tool
+    /// calls are shown by the Worker's observer when committed).
+    fn show(&self, items: &[Item]) {
+        for (n, item) in items.iter().enumerate() {
+            if let Item::AssistantText { text } = item {
+                if self.json {
+                    let id = format!("speculated_{n}");
+                    emit(
+                        &json!({"type": "item.completed", "item": {"id": id, "kind": "assistant_message", "text": text, "speculated": true}}),
+                    );
+                } else {
+                    println!("{text}");
+                }
+            }
+        }
+    }
+}

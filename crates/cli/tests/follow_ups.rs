@@ -1,0 +1,189 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki exec --follow-ups N` against the mock provider: suggestion, speculation in the
+//! overlay, accept with files applied, the pipelined suggestion, and a boundary that
+//! runs the suggestion as a normal turn.
+
+mod common;
+
+use common::{env_with, events};
+use saki_testkit::{MockServer, Turn};
+use serde_json::{json, Value};
+
+fn call(id: &str, name: &str, args: Value) -> Turn {
+    Turn::new().with_tool_call(id, name, args.to_string())
+}
+
+#[test]
+fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "read_file", json!({"path": "a.txt"})));
+    server.push(Turn::text(
+        "a.txt says alpha. Type `add a note` to record it.",
+    ));
+    server.push(Turn::text("add a note"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "alpha\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("delete a.txt"));
+    server.push(call("s2", "shell", json!({"command": "rm a.txt"})));
+    server.push(Turn::text("I would need your approval to delete it."));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--follow-ups",
+            "2",
+            "--approval",
+            "auto-edit",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "main",
+            "--fast-model",
+            "fast",
+            "what does a.txt say?",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = events(&out);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .filter(|t| {
+            t.starts_with("suggestion") || t.starts_with("speculation") || *t == "turn.completed"
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn.completed",
+            "suggestion",
+            "speculation.started",
+            "speculation.completed",
+            "speculation.accepted",
+            "suggestion",
+            "speculation.started",
+            "speculation.boundary",
+            "turn.completed",
+        ]
+    );
+    let find = |t: &str| events.iter().find(|e| e["type"] == t).unwrap();
+    assert_eq!(find("suggestion")["text"], "add a note");
+    let accepted = find("speculation.accepted");
+    assert_eq!(accepted["files_applied"], json!(["notes.txt"]));
+    assert!(accepted["time_saved_ms"].is_u64());
+    assert!(find("speculation.boundary")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("rm a.txt"));
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("notes.txt")).unwrap(),
+        "alpha\n"
+    );
+    assert!(e.ws.join("a.txt").exists(), "the boundary was not crossed");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 8);
+    for r in &requests[2..7] {
+        assert_eq!(
+            r.body["model"], "fast",
+            "background work uses the fast model"
+        );
+    }
+    assert_eq!(requests[7].body["model"], "main");
+    // The normal turn carries the accepted speculation in its history.
+    let last = requests[7].body["messages"].to_string();
+    assert!(last.contains("Added notes.txt.") && last.contains("delete a.txt"));
+    // And the session log has it too.
+    let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
+    assert!(log.contains("Added notes.txt.") && log.contains("\"add a note\""));
+}
+
+#[test]
+fn no_suggestion_before_two_assistant_messages_or_in_plan_mode() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Hello."));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--follow-ups",
+            "3",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let suggestion = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "suggestion")
+        .unwrap();
+    assert_eq!(suggestion["suppressed"], "too_early");
+    assert_eq!(server.requests().len(), 1);
+
+    server.push(Turn::text("Hello again."));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--follow-ups",
+            "1",
+            "--approval",
+            "plan",
+            "--resume",
+            "--last",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[suggestion] none (plan_mode)"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_filtered_suggestion_stops_the_follow_ups() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({})));
+    server.push(Turn::text("Empty."));
+    server.push(Turn::text("Looks good!"));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--follow-ups",
+            "1",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "m",
+            "list",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[suggestion] none (evaluative)"));
+}
