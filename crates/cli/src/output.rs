@@ -192,6 +192,11 @@ impl JsonItems {
     /// Tool calls and results, announced by the Worker once they carry their batch context.
     pub fn worker_event(&self, event: &WorkerEvent) {
         match event {
+            WorkerEvent::CommittedMany(items) => {
+                for item in items {
+                    self.worker_event(&WorkerEvent::Committed(item.clone()));
+                }
+            }
             WorkerEvent::Committed(Item::ToolCall {
                 name,
                 arguments,
@@ -242,6 +247,11 @@ impl PlainPrinter {
     /// `[tool] read_file: success {"path":"a.txt"} → first line of output`.
     pub fn worker_event(&self, event: &WorkerEvent) {
         match event {
+            WorkerEvent::CommittedMany(items) => {
+                for item in items {
+                    self.worker_event(&WorkerEvent::Committed(item.clone()));
+                }
+            }
             WorkerEvent::Committed(Item::ToolCall { arguments, ctx, .. }) => {
                 let args: String = arguments.chars().take(100).collect();
                 self.pending_args().insert(ctx.call_id.clone(), args);

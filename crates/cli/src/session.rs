@@ -57,6 +57,14 @@ impl Recorder {
     pub fn observe(&self, event: &WorkerEvent) {
         match event {
             WorkerEvent::Committed(item) => self.record(item),
+            WorkerEvent::CommittedMany(items) => {
+                let result = self
+                    .writer
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append_all(items);
+                self.report_failure(result);
+            }
             WorkerEvent::Compacted(compaction) => {
                 let result = self
                     .writer

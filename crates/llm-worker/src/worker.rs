@@ -51,6 +51,9 @@ pub enum WorkerEvent {
     RequestStarted { request: usize },
     /// An item was appended to history.
     Committed(Item),
+    /// Several items produced at once (an accepted speculation) were appended; they may
+    /// be persisted with one write.
+    CommittedMany(Vec<Item>),
     /// An approved tool call starts executing.
     ToolStarted {
         name: String,
@@ -183,10 +186,9 @@ impl Worker {
 
     /// Commits items produced elsewhere (an accepted speculation) as if this Worker had
     /// produced them: each is announced, so it is persisted like any turn.
-    pub fn commit_items(&mut self, items: impl IntoIterator<Item = Item>) {
-        for item in items {
-            self.commit(item);
-        }
+    pub fn commit_items(&mut self, items: Vec<Item>) {
+        self.emit(WorkerEvent::CommittedMany(items.clone()));
+        self.history.extend(items);
     }
 
     /// The client this Worker sends requests with.

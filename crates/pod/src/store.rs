@@ -287,11 +287,18 @@ impl SessionWriter {
     }
 
     fn write_line(&mut self, line: &Line) -> Result<(), StoreError> {
-        let mut bytes = serde_json::to_vec(line).map_err(|e| StoreError::Io {
-            path: self.path.clone(),
-            source: std::io::Error::other(e),
-        })?;
-        bytes.push(b'\n');
+        self.write_lines(std::slice::from_ref(line))
+    }
+
+    fn write_lines(&mut self, lines: &[Line]) -> Result<(), StoreError> {
+        let mut bytes = Vec::new();
+        for line in lines {
+            serde_json::to_writer(&mut bytes, line).map_err(|e| StoreError::Io {
+                path: self.path.clone(),
+                source: std::io::Error::other(e),
+            })?;
+            bytes.push(b'\n');
+        }
         // One write per line keeps a crash to at most one torn, final line.
         self.file.write_all(&bytes).map_err(io(&self.path))?;
         self.file.flush().map_err(io(&self.path))?;
@@ -300,6 +307,16 @@ impl SessionWriter {
 
     pub fn append(&mut self, item: &Item) -> Result<(), StoreError> {
         self.write_line(&Line::Item { item: item.clone() })
+    }
+
+    /// Appends items produced together with one write and one fsync; a crash tears at
+    /// most the last line, and a torn batch resumes well-formed (dangling calls closed).
+    pub fn append_all(&mut self, items: &[Item]) -> Result<(), StoreError> {
+        let lines: Vec<Line> = items
+            .iter()
+            .map(|item| Line::Item { item: item.clone() })
+            .collect();
+        self.write_lines(&lines)
     }
 
     /// Records a compaction that changed history (one without an edit is not recorded).
