@@ -4,9 +4,12 @@
 //! sees a prefix it already holds. Thinking is always off in a fork.
 
 use crate::suggestion::{
-    filter_suggestion, parse_suggestion_reply, SuppressReason, SUGGESTION_PROMPT,
+    filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
+    SUGGESTION_PROMPT,
 };
-use saki_llm_client::{CancellationToken, Client, Request, ResponseStatus, ToolDefinition};
+use saki_llm_client::{
+    CancellationToken, Client, ClientError, Request, ResponseSchema, ResponseStatus, ToolDefinition,
+};
 use saki_llm_worker::{to_messages, Item, Responder};
 
 /// History items kept in the snapshot.
@@ -39,6 +42,7 @@ impl CacheSafeParams {
             max_output_tokens: None,
             temperature: None,
             thinking: None,
+            response_schema: None,
         }
     }
 }
@@ -151,8 +155,22 @@ pub async fn generate_suggestion(
     instruction: &str,
     cancel: CancellationToken,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
-    let request = params.fork_request(model, &[Item::user(instruction)]);
-    let response = Responder::new().respond(client, &request, cancel).await?;
+    let mut request = params.fork_request(model, &[Item::user(instruction)]);
+    request.response_schema = Some(ResponseSchema {
+        name: "suggestion".into(),
+        schema: suggestion_json_schema(),
+    });
+    let response = match Responder::new()
+        .respond(client, &request, cancel.clone())
+        .await
+    {
+        // A server without structured output may refuse the schema: ask in plain text.
+        Err(ClientError::BadRequest { .. }) => {
+            request.response_schema = None;
+            Responder::new().respond(client, &request, cancel).await?
+        }
+        other => other?,
+    };
     match response.status {
         ResponseStatus::Completed | ResponseStatus::Incomplete => {}
         other => return Err(ForkError::Ended(other)),

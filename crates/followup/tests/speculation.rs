@@ -332,4 +332,28 @@ async fn a_fork_sends_the_main_conversation_as_its_exact_prefix() {
         "the fork's prefix differs"
     );
     assert!(fork.get("reasoning_effort").is_none() && fork.get("thinking").is_none());
+    assert_eq!(fork["response_format"]["type"], "json_schema");
+}
+
+#[tokio::test]
+async fn a_server_without_structured_output_gets_a_plain_suggestion_request() {
+    let f = fixture();
+    f.server.push(saki_testkit::Reply::status(
+        400,
+        "{\"error\":{\"message\":\"response_format is not supported\"}}",
+    ));
+    f.server.push(Turn::text("run the tests"));
+    let suggestion = generate_suggestion(
+        &f.client(),
+        &f.params(),
+        "fast",
+        SUGGESTION_PROMPT,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(suggestion, Ok("run the tests".into()));
+    let requests = f.server.requests();
+    assert!(requests[0].body.get("response_format").is_some());
+    assert!(requests[1].body.get("response_format").is_none());
 }

@@ -13,6 +13,8 @@ pub use decode::decode_sse_chunks;
 pub use error::ClientError;
 pub use event::*;
 pub use protocol::{generate_call_id, Decoder, WireApi};
-pub use request::{ContentPart, Message, Request, Role, ThinkingConfig, ToolDefinition};
+pub use request::{
+    ContentPart, Message, Request, ResponseSchema, Role, ThinkingConfig, ToolDefinition,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{Client, ClientConfig, EventStream, RetryPolicy, Timeouts};

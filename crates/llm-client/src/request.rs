@@ -15,6 +15,18 @@ pub struct Request {
     pub temperature: Option<f32>,
     /// `None`: thinking off (the provider's default is left alone). `Some`: ask for it.
     pub thinking: Option<ThinkingConfig>,
+    /// Ask for a reply that is JSON matching this schema, where the protocol supports
+    /// structured output (Chat Completions, Responses, Gemini); Anthropic ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<ResponseSchema>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    /// A short identifier (letters, digits, `_`, `-`), required by OpenAI.
+    pub name: String,
+    /// JSON Schema of the reply object.
+    pub schema: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

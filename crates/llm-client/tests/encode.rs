@@ -61,6 +61,7 @@ fn conversation(thinking: bool) -> Request {
         max_output_tokens: Some(1000),
         temperature: Some(0.2),
         thinking: thinking.then(ThinkingConfig::default),
+        response_schema: None,
     }
 }
 
@@ -243,4 +244,36 @@ fn encoding_is_byte_stable() {
         let b = serde_json::to_vec(&wire.encode(&conversation(false))).unwrap();
         assert_eq!(a, b, "{wire}");
     }
+}
+
+#[test]
+fn a_response_schema_asks_for_structured_output_where_the_protocol_has_it() {
+    let schema =
+        json!({"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]});
+    let mut request = conversation(false);
+    request.response_schema = Some(ResponseSchema {
+        name: "reply".into(),
+        schema: schema.clone(),
+    });
+    let chat = WireApi::Chat.encode(&request);
+    assert_eq!(
+        chat["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": true}})
+    );
+    let responses = WireApi::Responses.encode(&request);
+    assert_eq!(
+        responses["text"]["format"],
+        json!({"type": "json_schema", "name": "reply", "schema": schema, "strict": true})
+    );
+    let gemini = WireApi::Gemini.encode(&request);
+    assert_eq!(
+        gemini["generationConfig"]["responseMimeType"],
+        "application/json"
+    );
+    assert_eq!(gemini["generationConfig"]["responseJsonSchema"], schema);
+    let anthropic = WireApi::Anthropic.encode(&request);
+    assert!(!anthropic.to_string().contains("\"reply\""));
+    // Without one, nothing is added.
+    let plain = WireApi::Chat.encode(&conversation(false));
+    assert!(plain.get("response_format").is_none());
 }

@@ -212,6 +212,7 @@ impl Worker {
             max_output_tokens: self.config.max_output_tokens,
             temperature: self.config.temperature,
             thinking: self.config.thinking,
+            response_schema: None,
         }
     }
 

@@ -249,6 +249,7 @@ impl Compactor {
             max_output_tokens: None,
             temperature: None,
             thinking: None,
+            response_schema: None,
         };
         let response = Responder::new()
             .respond(&self.client, &request, view.cancel.clone())

@@ -57,6 +57,10 @@ pub(crate) fn encode(request: &Request) -> Value {
             json!({"includeThoughts": true, "thinkingBudget": thinking.budget_tokens}),
         );
     }
+    if let Some(format) = &request.response_schema {
+        config.insert("responseMimeType".into(), json!("application/json"));
+        config.insert("responseJsonSchema".into(), format.schema.clone());
+    }
     if !config.is_empty() {
         body["generationConfig"] = Value::Object(config);
     }

@@ -48,6 +48,10 @@ pub(crate) fn encode(request: &Request) -> Value {
     if request.thinking.is_some() {
         body["reasoning_effort"] = json!("medium");
     }
+    if let Some(format) = &request.response_schema {
+        body["response_format"] = json!({"type": "json_schema", "json_schema":
+            {"name": format.name, "schema": format.schema, "strict": true}});
+    }
     body
 }
 

@@ -72,6 +72,10 @@ pub(crate) fn encode(request: &Request) -> Value {
     if request.thinking.is_some() {
         body["reasoning"] = json!({"effort": "medium", "summary": "auto"});
     }
+    if let Some(format) = &request.response_schema {
+        body["text"] = json!({"format": {"type": "json_schema", "name": format.name,
+            "schema": format.schema, "strict": true}});
+    }
     body
 }
 
