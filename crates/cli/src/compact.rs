@@ -6,7 +6,6 @@ use crate::exit::ExitCode;
 use crate::output::{compaction_json, compaction_line, emit};
 use crate::session;
 use crate::setup;
-use saki_llm_client::CancellationToken;
 use saki_llm_worker::{CompactionStatus, CompactionTrigger, ContextGuard, ContextView};
 use saki_tools::Workspace;
 use serde_json::json;
@@ -64,14 +63,15 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             return fail(json_mode, "usage", message, ExitCode::Usage);
         }
     };
-    let mut loaded = match loaded {
-        Ok(l) => l,
+    let opened = match loaded.and_then(|l| session::continue_session(&store, l, String::new)) {
+        Ok(o) => o,
         Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
     };
-    for warning in &loaded.warnings {
-        eprintln!("warning: session {}: {warning}", loaded.meta.id);
+    for warning in &opened.warnings {
+        eprintln!("warning: {warning}");
     }
-    let session_choice = Some((loaded.meta.provider.as_str(), loaded.meta.model.as_str()));
+    let meta = &opened.meta;
+    let session_choice = Some((meta.provider.as_str(), meta.model.as_str()));
     let (resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, session_choice) {
         Ok(r) => r,
         Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
@@ -85,25 +85,10 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         Err(e) => return fail(json_mode, "internal", &e.to_string(), ExitCode::Internal),
     };
     let compactor = setup::compactor(&resolved, client, &hooks, workspace);
-    let mut writer = match store.append_to(&loaded) {
-        Ok(w) => w,
-        Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Internal),
-    };
-    for item in saki_pod::close_dangling_calls(&mut loaded.items) {
-        if let Err(e) = writer.append(&item) {
-            return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
-        }
-    }
-    let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    let cancel = setup::cancel_on_ctrl_c();
     let view = ContextView {
-        history: &loaded.items,
-        system_prompt: loaded.meta.system_prompt.as_deref(),
+        history: &opened.history,
+        system_prompt: Some(opened.system_prompt.as_str()).filter(|s| !s.is_empty()),
         tools: &tools,
         last_report: None,
         cancel: &cancel,
@@ -116,12 +101,12 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             ExitCode::Internal,
         );
     };
-    if let Err(e) = writer.append_compaction(&compaction) {
+    if let Err(e) = opened.recorder.record_compaction(&compaction) {
         return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
     }
     if json_mode {
         let mut event = compaction_json(&compaction.report);
-        event["session_id"] = json!(loaded.meta.id);
+        event["session_id"] = json!(meta.id);
         emit(&event);
     } else {
         eprintln!("{}", compaction_line(&compaction.report));

@@ -6,7 +6,7 @@ use crate::followups::FollowUps;
 use crate::output::{emit, JsonItems, PlainPrinter};
 use crate::session::{self, Resume};
 use crate::setup;
-use saki_llm_client::{CancellationToken, ClientError, StopReason, ThinkingConfig};
+use saki_llm_client::{ClientError, StopReason, ThinkingConfig};
 use saki_llm_worker::hook::HookInterceptor;
 use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
 use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
@@ -259,26 +259,14 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         }));
     }
 
-    let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    let cancel = setup::cancel_on_ctrl_c();
     alerts.extend(ref_alerts);
     for alert in &alerts {
         report_alert(alert, json_mode);
     }
     let result = worker.run_turn(user_text, cancel.clone()).await;
     printer.finish_line();
-    let code = match result {
-        Ok(outcome) => report(&outcome, json_mode),
-        Err(e) => {
-            failed(json_mode, e.kind(), &e.to_string());
-            exit_code_for(&e)
-        }
-    };
+    let code = finish_turn(result, json_mode);
     if code != ExitCode::Success || args.follow_ups == 0 {
         return code;
     }
@@ -315,7 +303,18 @@ fn read_prompt(arg: Option<&str>) -> Result<String, String> {
     Ok(prompt)
 }
 
-pub(crate) fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
+/// Reports a finished turn (or its failure) and gives its exit code.
+pub(crate) fn finish_turn(result: Result<TurnOutcome, ClientError>, json_mode: bool) -> ExitCode {
+    match result {
+        Ok(outcome) => report(&outcome, json_mode),
+        Err(e) => {
+            failed(json_mode, e.kind(), &e.to_string());
+            exit_code_for(&e)
+        }
+    }
+}
+
+fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
     let usage = serde_json::to_value(outcome.usage).unwrap_or_default();
     let completed = |status: &str, stop_reason: Option<StopReason>| {
         if json_mode {
@@ -363,7 +362,7 @@ pub(crate) fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
     }
 }
 
-pub(crate) fn exit_code_for(e: &ClientError) -> ExitCode {
+fn exit_code_for(e: &ClientError) -> ExitCode {
     match e {
         ClientError::Auth { .. }
         | ClientError::QuotaExceeded { .. }

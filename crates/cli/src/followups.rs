@@ -2,7 +2,7 @@
 //! prompt, speculate it, and accept it when the speculation completed (Tab, Tab, Tab as a
 //! batch job); at a boundary the suggestion runs as a normal turn under `--approval`.
 
-use crate::exec::{exit_code_for, failed, report};
+use crate::exec::{failed, finish_turn};
 use crate::exit::ExitCode;
 use crate::output::{emit, PlainPrinter};
 use saki_followup::{
@@ -159,13 +159,7 @@ impl FollowUps {
             }
             let outcome = worker.run_turn(text, cancel.clone()).await;
             self.printer.finish_line();
-            let code = match outcome {
-                Ok(outcome) => report(&outcome, self.json),
-                Err(e) => {
-                    failed(self.json, e.kind(), &e.to_string());
-                    exit_code_for(&e)
-                }
-            };
+            let code = finish_turn(outcome, self.json);
             if code != ExitCode::Success {
                 return code;
             }

@@ -2,8 +2,10 @@
 //! committed item, and `saki sessions`.
 
 use crate::exit::ExitCode;
-use saki_llm_worker::{Item, WorkerEvent};
-use saki_pod::{close_dangling_calls, SessionStore, SessionWriter, StoreError};
+use saki_llm_worker::{Compaction, Item, WorkerEvent};
+use saki_pod::{
+    close_dangling_calls, LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError,
+};
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub fn store() -> Result<SessionStore, String> {
@@ -66,15 +68,19 @@ impl Recorder {
                 self.report_failure(result);
             }
             WorkerEvent::Compacted(compaction) => {
-                let result = self
-                    .writer
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .append_compaction(compaction);
+                let result = self.record_compaction(compaction);
                 self.report_failure(result);
             }
             _ => {}
         }
+    }
+
+    /// Records a compaction that changed history.
+    pub fn record_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append_compaction(compaction)
     }
 }
 
@@ -86,6 +92,7 @@ pub struct Opened {
     pub system_prompt: String,
     /// Problems found while loading, to be shown as alerts.
     pub warnings: Vec<String>,
+    pub meta: SessionMeta,
 }
 
 /// Which session `exec` continues.
@@ -111,7 +118,9 @@ pub fn open(
         Resume::New => {
             let system_prompt = system_prompt();
             let writer = store.create(workspace, provider, model, prompt, Some(&system_prompt))?;
+            let meta = writer.meta().clone();
             return Ok(Opened {
+                meta,
                 recorder: Recorder::new(writer),
                 history: Vec::new(),
                 system_prompt,
@@ -121,6 +130,17 @@ pub fn open(
         Resume::Id(id) => store.load(id)?,
         Resume::Last => store.latest_for(workspace)?,
     };
+    continue_session(store, loaded, system_prompt)
+}
+
+/// Continues a loaded session: appends to its file, closes dangling tool calls (recorded,
+/// so the next request is well-formed), and keeps the system prompt it started with, so
+/// the prefix stays identical (`fallback` only for sessions written before it was stored).
+pub fn continue_session(
+    store: &SessionStore,
+    loaded: LoadedSession,
+    fallback: impl FnOnce() -> String,
+) -> Result<Opened, StoreError> {
     let warnings = loaded
         .warnings
         .iter()
@@ -131,17 +151,13 @@ pub fn open(
     for item in close_dangling_calls(&mut items) {
         recorder.record(&item);
     }
-    // The session keeps the system prompt it started with, so the prefix stays identical.
-    let system = loaded
-        .meta
-        .system_prompt
-        .clone()
-        .unwrap_or_else(system_prompt);
+    let system = loaded.meta.system_prompt.clone().unwrap_or_else(fallback);
     Ok(Opened {
         recorder,
         history: items,
         system_prompt: system,
         warnings,
+        meta: loaded.meta,
     })
 }
 

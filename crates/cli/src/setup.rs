@@ -3,7 +3,7 @@
 
 use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exec::ProviderArgs;
-use saki_llm_client::{Client, ClientConfig, ClientError};
+use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError};
 use saki_llm_worker::hook::Hooks;
 use saki_pod::{CompactionSettings, Compactor, FsView};
 use saki_tools::Workspace;
@@ -77,4 +77,16 @@ pub fn compactor(
     Compactor::new(client, compaction_settings(resolved))
         .with_hooks(hooks.clone())
         .with_fs(FsView::new(workspace))
+}
+
+/// A token that Ctrl+C cancels.
+pub fn cancel_on_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    cancel
 }

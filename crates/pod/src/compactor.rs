@@ -65,8 +65,9 @@ pub struct Compactor {
     failures: AtomicU32,
 }
 
+/// Estimated tokens of `items`, with no provider report to calibrate by.
 fn estimate(items: &[Item]) -> u64 {
-    items.iter().map(item_tokens).sum::<usize>() as u64
+    current_tokens(items, None)
 }
 
 /// Where the previous compaction ended: just after its summary and acknowledgement.
