@@ -179,6 +179,15 @@ impl Worker {
         &self.history
     }
 
+    /// The model the next request uses (`/model`).
+    pub fn set_model(&mut self, model: String) {
+        self.config.model = model;
+    }
+
+    pub fn model(&self) -> &str {
+        &self.config.model
+    }
+
     /// Sets the system prompt (a resumed session brings its own).
     pub fn set_system_prompt(&mut self, system_prompt: Option<String>) {
         self.config.system_prompt = system_prompt;

@@ -4,13 +4,17 @@
 pub mod approval;
 pub mod common;
 mod files;
+pub mod grants;
 pub mod grep;
 pub mod listing;
 pub mod shell;
 pub mod shell_safety;
 pub mod workspace;
 
-pub use approval::{ApprovalMode, ApprovalPolicy, Approver, DenyWithoutAsking};
+pub use approval::{
+    Approval, ApprovalMode, ApprovalPolicy, Approver, DenyWithoutAsking, SharedMode,
+};
+pub use grants::SessionGrants;
 pub use workspace::{ScopeError, Workspace};
 
 use saki_llm_worker::{Tool, ToolServer, ToolServerError};

@@ -1,0 +1,596 @@
+//! The UI state and what keys and engine events do to it. Drawing is in `view.rs`; the
+//! terminal loop in `terminal.rs`. Everything here is synchronous and clock-injected,
+//! so tests drive it key by key.
+
+use crate::commands::{self, Command};
+use crate::finder::{FileFinder, FileMatch};
+use crate::input::InputEditor;
+use crate::protocol::{
+    Action, ApprovalRequest, EngineEvent, Level, SessionEntry, SpecState, Status,
+};
+use crate::theme::Theme;
+use crate::transcript::Transcript;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use saki_followup::{Accept, AcceptMethod, SuggestionState};
+use saki_tools::Approval;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A second Ctrl+C within this time on an idle, empty prompt quits.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Files the `@` finder indexes at most.
+const FINDER_LIMIT: usize = 50_000;
+/// The finder re-walks the workspace when its list is older than this.
+const FINDER_STALE: Duration = Duration::from_secs(10);
+/// Rows in the `@` popup.
+pub const POPUP_ROWS: usize = 8;
+
+/// The `@` popup: the reference being typed starts at byte `start` of the input.
+pub struct Popup {
+    pub start: usize,
+    pub matches: Vec<FileMatch>,
+    pub selected: usize,
+}
+
+/// The `/resume` picker.
+#[derive(Debug)]
+pub struct Picker {
+    pub sessions: Vec<SessionEntry>,
+    pub selected: usize,
+}
+
+pub struct App {
+    pub theme: Theme,
+    pub transcript: Transcript,
+    pub input: InputEditor,
+    pub status: Status,
+    pub spec: SpecState,
+    pub suggestion: SuggestionState,
+    /// A turn (or compaction) is running.
+    pub busy: bool,
+    pub busy_since: Option<Instant>,
+    pub approvals: VecDeque<ApprovalRequest>,
+    /// The reason being typed for a denial, when the person pressed `r`.
+    pub deny_reason: Option<String>,
+    pub picker: Option<Picker>,
+    pub popup: Option<Popup>,
+    finder: Option<(FileFinder, Instant)>,
+    root: PathBuf,
+    pub quit_armed: Option<Instant>,
+    /// Lines scrolled up from the bottom of the transcript.
+    pub scroll: usize,
+    /// Transcript rows on screen at the last draw (PgUp/PgDn move by half of it).
+    pub(crate) page: u16,
+    actions: Vec<Action>,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(status: Status, theme: Theme, root: PathBuf, suggestions: bool) -> Self {
+        Self {
+            theme,
+            transcript: Transcript::new(theme),
+            input: InputEditor::default(),
+            status,
+            spec: if suggestions {
+                SpecState::Idle
+            } else {
+                SpecState::Off
+            },
+            suggestion: SuggestionState::new(),
+            busy: false,
+            busy_since: None,
+            approvals: VecDeque::new(),
+            deny_reason: None,
+            picker: None,
+            popup: None,
+            finder: None,
+            root,
+            quit_armed: None,
+            scroll: 0,
+            page: 20,
+            actions: Vec::new(),
+            quit: false,
+        }
+    }
+
+    /// Actions produced since the last call, for the engine.
+    pub fn take_actions(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+
+    fn act(&mut self, action: Action) {
+        if action == Action::Quit {
+            self.quit = true;
+        }
+        self.actions.push(action);
+    }
+
+    /// The suggestion shown as ghost text in the empty input.
+    pub fn ghost(&self) -> Option<&str> {
+        if self.input.is_empty() && !self.busy && self.approvals.is_empty() {
+            self.suggestion.visible_text()
+        } else {
+            None
+        }
+    }
+
+    /// When `tick` should run next.
+    pub fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let mut deadlines = vec![self.suggestion.deadline()];
+        deadlines.push(self.quit_armed.map(|at| at + QUIT_WINDOW));
+        if let Some(since) = self.busy_since.filter(|_| self.busy) {
+            // The elapsed-seconds counter on the status line.
+            let elapsed = now.saturating_duration_since(since).as_millis() as u64;
+            deadlines.push(Some(now + Duration::from_millis(1000 - elapsed % 1000)));
+        }
+        deadlines.into_iter().flatten().min()
+    }
+
+    /// Time passed: shows a suggestion whose delay is over, expires the quit hint.
+    /// Returns true when the screen changed.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let mut changed = self.suggestion.tick(now);
+        for outcome in self.suggestion.take_outcomes() {
+            tracing::debug!(?outcome, "suggestion outcome");
+        }
+        if self
+            .quit_armed
+            .is_some_and(|at| now.saturating_duration_since(at) >= QUIT_WINDOW)
+        {
+            self.quit_armed = None;
+            changed = true;
+        }
+        changed || self.busy
+    }
+
+    pub fn on_paste(&mut self, text: &str, now: Instant) {
+        if let Some(reason) = &mut self.deny_reason {
+            reason.push_str(&text.replace(['\r', '\n'], " "));
+            return;
+        }
+        if !self.approvals.is_empty() || self.picker.is_some() {
+            return;
+        }
+        self.dismiss_suggestion(now);
+        self.input.insert_str(text);
+        self.refresh_popup();
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.on_ctrl_c(now);
+            return;
+        }
+        if !self.approvals.is_empty() {
+            self.on_approval_key(key);
+            return;
+        }
+        if self.picker.is_some() {
+            self.on_picker_key(key);
+            return;
+        }
+        if self.popup.is_some() && self.on_popup_key(key) {
+            return;
+        }
+        self.on_editor_key(key, now);
+    }
+
+    fn on_ctrl_c(&mut self, now: Instant) {
+        if let Some(request) = self.approvals.pop_front() {
+            let _ = request
+                .reply
+                .send(Approval::Deny("the person cancelled the turn".into()));
+            self.deny_reason = None;
+            self.act(Action::Cancel);
+        } else if self.busy {
+            self.act(Action::Cancel);
+        } else if self.picker.take().is_some() || self.popup.take().is_some() {
+        } else if !self.input.is_empty() {
+            self.input.clear();
+        } else if self
+            .quit_armed
+            .is_some_and(|at| now.saturating_duration_since(at) < QUIT_WINDOW)
+        {
+            self.act(Action::Quit);
+        } else {
+            self.quit_armed = Some(now);
+        }
+    }
+
+    fn on_approval_key(&mut self, key: KeyEvent) {
+        if let Some(reason) = &mut self.deny_reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let reason = reason.trim().to_owned();
+                    self.deny_reason = None;
+                    let message = if reason.is_empty() {
+                        "the person denied this call".to_owned()
+                    } else {
+                        format!("the person denied this call: {reason}")
+                    };
+                    self.answer(Approval::Deny(message));
+                }
+                KeyCode::Esc => self.deny_reason = None,
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) => reason.push(c),
+                _ => {}
+            }
+            return;
+        }
+        let can_grant = self
+            .approvals
+            .front()
+            .is_some_and(|r| r.grant_label.is_some());
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => self.answer(Approval::Once),
+            KeyCode::Char('a') if can_grant => self.answer(Approval::Session),
+            KeyCode::Char('n') | KeyCode::Esc => {
+                self.answer(Approval::Deny("the person denied this call".into()));
+            }
+            KeyCode::Char('r') => self.deny_reason = Some(String::new()),
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, approval: Approval) {
+        if let Some(request) = self.approvals.pop_front() {
+            // The turn may have been cancelled meanwhile; then nobody waits.
+            let _ = request.reply.send(approval);
+        }
+    }
+
+    fn on_picker_key(&mut self, key: KeyEvent) {
+        let Some(picker) = &mut self.picker else {
+            return;
+        };
+        match key.code {
+            KeyCode::Up => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Down => {
+                picker.selected =
+                    (picker.selected + 1).min(picker.sessions.len().saturating_sub(1));
+            }
+            KeyCode::Enter => {
+                let id = picker.sessions.get(picker.selected).map(|s| s.id.clone());
+                self.picker = None;
+                if let Some(id) = id {
+                    self.act(Action::Resume { id });
+                }
+            }
+            KeyCode::Esc => self.picker = None,
+            _ => {}
+        }
+    }
+
+    /// Keys the `@` popup takes; false lets the editor have the key.
+    fn on_popup_key(&mut self, key: KeyEvent) -> bool {
+        let Some(popup) = &mut self.popup else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Up => popup.selected = popup.selected.saturating_sub(1),
+            KeyCode::Down => {
+                popup.selected = (popup.selected + 1).min(popup.matches.len().saturating_sub(1));
+            }
+            KeyCode::Tab | KeyCode::Enter if !popup.matches.is_empty() => {
+                let start = popup.start;
+                let path = popup.matches[popup.selected.min(popup.matches.len() - 1)]
+                    .path
+                    .clone();
+                let reference = if path.contains(char::is_whitespace) {
+                    format!("@\"{path}\" ")
+                } else {
+                    format!("@{path} ")
+                };
+                self.input.replace_before_cursor(start, &reference);
+                self.popup = None;
+            }
+            KeyCode::Esc => self.popup = None,
+            _ => return false,
+        }
+        true
+    }
+
+    fn on_editor_key(&mut self, key: KeyEvent, now: Instant) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt || ctrl => self.edit(now, |i| i.insert_char('\n')),
+            KeyCode::Char('j') if ctrl => self.edit(now, |i| i.insert_char('\n')),
+            KeyCode::Enter => self.on_enter(now),
+            KeyCode::Tab | KeyCode::Right if self.ghost().is_some() => {
+                let method = if key.code == KeyCode::Tab {
+                    AcceptMethod::Tab
+                } else {
+                    AcceptMethod::Right
+                };
+                if let Accept::Accepted(text) = self.suggestion.accept(method, now) {
+                    self.input.set_text(&text);
+                }
+            }
+            KeyCode::BackTab => {
+                let next = self
+                    .status
+                    .approval
+                    .unwrap_or(saki_tools::ApprovalMode::Default)
+                    .next();
+                self.status.approval = Some(next);
+                self.act(Action::SetApproval(next));
+            }
+            KeyCode::Esc => {
+                if self.busy {
+                    self.act(Action::Cancel);
+                } else if self.suggestion.visible_text().is_some() {
+                    self.dismiss_suggestion(now);
+                }
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.input.is_empty() {
+                    self.act(Action::Quit);
+                } else {
+                    self.input.delete();
+                }
+            }
+            KeyCode::Char('a') if ctrl => self.input.home(),
+            KeyCode::Char('e') if ctrl => self.input.end(),
+            KeyCode::Char('u') if ctrl => self.edit(now, InputEditor::kill_to_line_start),
+            KeyCode::Char('k') if ctrl => self.edit(now, InputEditor::kill_to_line_end),
+            KeyCode::Char('w') if ctrl => self.edit(now, InputEditor::delete_word_back),
+            KeyCode::Backspace if alt => self.edit(now, InputEditor::delete_word_back),
+            KeyCode::Char(c) if !ctrl => {
+                let opens_popup = c == '@' && self.at_word_start();
+                self.edit(now, |i| i.insert_char(c));
+                if opens_popup {
+                    self.open_popup(now);
+                }
+            }
+            KeyCode::Backspace => self.edit(now, InputEditor::backspace),
+            KeyCode::Delete => self.edit(now, InputEditor::delete),
+            KeyCode::Left => self.input.left(),
+            KeyCode::Right => self.input.right(),
+            KeyCode::Home => self.input.home(),
+            KeyCode::End => self.input.end(),
+            KeyCode::Up => self.input.up(),
+            KeyCode::Down => self.input.down(),
+            KeyCode::PageUp => self.scroll += usize::from(self.page / 2).max(1),
+            KeyCode::PageDown => {
+                self.scroll = self
+                    .scroll
+                    .saturating_sub(usize::from(self.page / 2).max(1));
+            }
+            _ => {}
+        }
+        self.refresh_popup();
+    }
+
+    /// An edit to the input: it dismisses the suggestion (and aborts its speculation).
+    fn edit(&mut self, now: Instant, f: impl FnOnce(&mut InputEditor)) {
+        self.dismiss_suggestion(now);
+        f(&mut self.input);
+    }
+
+    fn dismiss_suggestion(&mut self, now: Instant) {
+        let shown = !matches!(self.suggestion.phase(), saki_followup::Phase::Hidden);
+        if shown && self.input.is_empty() {
+            self.suggestion.dismiss(now);
+            if self.spec != SpecState::Off {
+                self.spec = SpecState::Idle;
+            }
+            self.act(Action::Dismiss);
+        }
+    }
+
+    fn at_word_start(&self) -> bool {
+        let before = &self.input.text()[..self.input.cursor()];
+        before.is_empty() || before.ends_with(char::is_whitespace)
+    }
+
+    fn open_popup(&mut self, now: Instant) {
+        let stale = self
+            .finder
+            .as_ref()
+            .is_none_or(|(_, at)| now.saturating_duration_since(*at) > FINDER_STALE);
+        if stale {
+            self.finder = Some((FileFinder::scan(&self.root, FINDER_LIMIT), now));
+        }
+        self.popup = Some(Popup {
+            start: self.input.cursor().saturating_sub(1),
+            matches: Vec::new(),
+            selected: 0,
+        });
+    }
+
+    /// Re-runs the finder for the reference under the cursor; closes the popup when the
+    /// cursor left it.
+    fn refresh_popup(&mut self) {
+        let Some(popup) = &mut self.popup else {
+            return;
+        };
+        let text = self.input.text();
+        let cursor = self.input.cursor();
+        let query = text
+            .get(popup.start..cursor)
+            .and_then(|s| s.strip_prefix('@'))
+            .filter(|q| !q.contains(char::is_whitespace));
+        let (Some(query), Some((finder, _))) = (query, &mut self.finder) else {
+            self.popup = None;
+            return;
+        };
+        popup.matches = finder.search(query.trim_start_matches('"'), POPUP_ROWS);
+        popup.selected = popup.selected.min(popup.matches.len().saturating_sub(1));
+    }
+
+    fn on_enter(&mut self, now: Instant) {
+        if self.input.is_empty() {
+            if self.ghost().is_some() {
+                if let Accept::Accepted(text) = self.suggestion.accept(AcceptMethod::Enter, now) {
+                    self.submit(text);
+                }
+            }
+            return;
+        }
+        if self.input.text().trim_start().starts_with('/') {
+            let line = self.input.take();
+            self.command(line.trim());
+            return;
+        }
+        if self.busy {
+            self.transcript.alert(
+                Level::Info,
+                "a turn is running: press Esc to cancel it, or wait and send this then",
+            );
+            return;
+        }
+        let text = self.input.take();
+        self.submit(text);
+    }
+
+    fn submit(&mut self, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        self.suggestion.clear();
+        if self.spec != SpecState::Off {
+            self.spec = SpecState::Idle;
+        }
+        self.scroll = 0;
+        self.busy = true;
+        self.act(Action::Submit { text });
+    }
+
+    fn command(&mut self, line: &str) {
+        let command = match commands::parse(line) {
+            Ok(c) => c,
+            Err(message) => {
+                self.transcript.alert(Level::Warn, message);
+                return;
+            }
+        };
+        let needs_idle = matches!(
+            command,
+            Command::Compress
+                | Command::New
+                | Command::Resume(_)
+                | Command::Model { name: Some(_), .. }
+        );
+        if needs_idle && self.busy {
+            self.transcript
+                .alert(Level::Info, "wait for the turn to finish (Esc cancels it)");
+            return;
+        }
+        match command {
+            Command::Help => self.transcript.info(commands::HELP),
+            Command::Quit => self.act(Action::Quit),
+            Command::Compress => self.act(Action::Compress),
+            Command::New => self.act(Action::NewSession),
+            Command::Resume(None) => self.act(Action::ListSessions),
+            Command::Resume(Some(id)) => self.act(Action::Resume { id }),
+            Command::Model { name: None, .. } => {
+                let fast = self.status.fast_model.as_deref().unwrap_or("(same)");
+                self.transcript
+                    .info(format!("model: {} · fast model: {fast}", self.status.model));
+            }
+            Command::Model {
+                name: Some(model),
+                fast,
+            } => self.act(Action::SetModel { model, fast }),
+            Command::Approval(None) => {
+                let mode = self.status.approval.map_or("default", |m| m.as_str());
+                self.transcript.info(format!(
+                    "approval mode: {mode} (plan, default, auto-edit, yolo; Shift+Tab cycles)"
+                ));
+            }
+            Command::Approval(Some(mode)) => {
+                self.status.approval = Some(mode);
+                self.transcript.info(format!("approval mode: {mode}"));
+                self.act(Action::SetApproval(mode));
+            }
+        }
+    }
+
+    /// Applies what the engine reports.
+    pub fn apply(&mut self, event: EngineEvent, now: Instant) {
+        match event {
+            EngineEvent::Status(status) => self.status = status,
+            EngineEvent::TurnStarted => {
+                self.busy = true;
+                self.busy_since = Some(now);
+            }
+            EngineEvent::TextDelta(delta) => self.transcript.text_delta(&delta),
+            EngineEvent::ThinkingDelta(delta) => self.transcript.thinking_delta(&delta),
+            EngineEvent::Committed(item) => self.transcript.commit(&item),
+            EngineEvent::ToolStarted(ctx) => self.transcript.tool_started(&ctx),
+            EngineEvent::TurnFinished { note } => {
+                self.busy = false;
+                self.busy_since = None;
+                self.transcript.end_turn();
+                if let Some((level, message)) = note {
+                    self.transcript.alert(level, message);
+                }
+            }
+            EngineEvent::Alert { level, message } => self.transcript.alert(level, message),
+            EngineEvent::Approval(request) => self.approvals.push_back(request),
+            EngineEvent::Suggestion(text) => {
+                if self.input.is_empty() && !self.busy {
+                    let _ = self.suggestion.offer(&text, now);
+                }
+            }
+            EngineEvent::Speculation(state) => {
+                if self.spec != SpecState::Off {
+                    self.spec = state;
+                }
+            }
+            EngineEvent::Accepted {
+                items,
+                files,
+                saved_ms,
+                pipelined,
+            } => {
+                for item in &items {
+                    self.transcript.commit(item);
+                }
+                self.transcript.end_turn();
+                let files = if files.is_empty() {
+                    "no files changed".to_owned()
+                } else {
+                    format!("applied {}", files.join(", "))
+                };
+                self.transcript.info(format!(
+                    "speculated ahead: {files}; {:.1} s saved",
+                    saved_ms as f64 / 1000.0
+                ));
+                self.busy = false;
+                self.busy_since = None;
+                self.scroll = 0;
+                if let Some(text) = pipelined {
+                    if self.input.is_empty() {
+                        let _ = self.suggestion.offer_now(&text, now);
+                    }
+                }
+            }
+            EngineEvent::History(items) => {
+                self.transcript.replace_with_history(&items);
+                self.suggestion.clear();
+                self.scroll = 0;
+            }
+            EngineEvent::Sessions(sessions) => {
+                if sessions.is_empty() {
+                    self.transcript.info("no saved sessions yet");
+                } else {
+                    self.picker = Some(Picker {
+                        sessions,
+                        selected: 0,
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Slash commands: parsed here, carried out by the app (local ones) or the engine.
+
+use saki_tools::ApprovalMode;
+
+pub const HELP: &str = "\
+/help                 this list
+/compress             compact the context now (shows tokens before and after)
+/model NAME           switch the model for the next turns
+/model --fast NAME    switch the fast model (suggestions, speculation, summaries)
+/approval MODE        plan, default, auto-edit or yolo (Shift+Tab cycles)
+/new                  start a new session
+/resume [ID]          continue a recent session (a picker without ID)
+/quit                 leave (also Ctrl+D on an empty prompt)
+keys: Enter send · Shift+Enter, Alt+Enter or Ctrl+J newline · Up/Down history ·
+      Tab/→ take the suggestion · @ find a file · Esc or Ctrl+C cancel a turn ·
+      PgUp/PgDn scroll";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Compress,
+    /// `None`: show the current models.
+    Model {
+        name: Option<String>,
+        fast: bool,
+    },
+    /// `None`: show the current mode.
+    Approval(Option<ApprovalMode>),
+    New,
+    Resume(Option<String>),
+    Quit,
+}
+
+/// Parses a line starting with `/`. `Err` says what is wrong, for an alert.
+pub fn parse(line: &str) -> Result<Command, String> {
+    let mut words = line.split_whitespace();
+    let name = words.next().unwrap_or("/");
+    let args: Vec<&str> = words.collect();
+    let no_args = |command: Command| {
+        if args.is_empty() {
+            Ok(command)
+        } else {
+            Err(format!("{name} takes no arguments"))
+        }
+    };
+    match name {
+        "/help" | "/?" => no_args(Command::Help),
+        "/compress" | "/compact" => no_args(Command::Compress),
+        "/quit" | "/exit" => no_args(Command::Quit),
+        "/new" | "/clear" => no_args(Command::New),
+        "/model" => match args.as_slice() {
+            [] => Ok(Command::Model {
+                name: None,
+                fast: false,
+            }),
+            ["--fast"] => Ok(Command::Model {
+                name: None,
+                fast: true,
+            }),
+            ["--fast", model] => Ok(Command::Model {
+                name: Some((*model).to_owned()),
+                fast: true,
+            }),
+            [model] if !model.starts_with('-') => Ok(Command::Model {
+                name: Some((*model).to_owned()),
+                fast: false,
+            }),
+            _ => Err("usage: /model NAME or /model --fast NAME".into()),
+        },
+        "/approval" => match args.as_slice() {
+            [] => Ok(Command::Approval(None)),
+            [mode] => mode.parse().map(|m| Command::Approval(Some(m))),
+            _ => Err("usage: /approval plan|default|auto-edit|yolo".into()),
+        },
+        "/resume" => match args.as_slice() {
+            [] => Ok(Command::Resume(None)),
+            [id] => Ok(Command::Resume(Some((*id).to_owned()))),
+            _ => Err("usage: /resume [SESSION_ID]".into()),
+        },
+        other => Err(format!("unknown command {other} (try /help)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_command() {
+        assert_eq!(parse("/help"), Ok(Command::Help));
+        assert_eq!(parse("/compress"), Ok(Command::Compress));
+        assert_eq!(
+            parse("/model gpt-5"),
+            Ok(Command::Model {
+                name: Some("gpt-5".into()),
+                fast: false
+            })
+        );
+        assert_eq!(
+            parse("/model --fast mini"),
+            Ok(Command::Model {
+                name: Some("mini".into()),
+                fast: true
+            })
+        );
+        assert_eq!(
+            parse("/approval auto-edit"),
+            Ok(Command::Approval(Some(ApprovalMode::AutoEdit)))
+        );
+        assert_eq!(
+            parse("/resume abc"),
+            Ok(Command::Resume(Some("abc".into())))
+        );
+        assert_eq!(parse("/quit"), Ok(Command::Quit));
+        assert_eq!(parse("/new"), Ok(Command::New));
+    }
+
+    #[test]
+    fn bad_input_says_what_is_wrong() {
+        assert_eq!(
+            parse("/frob"),
+            Err("unknown command /frob (try /help)".into())
+        );
+        assert!(parse("/approval sometimes")
+            .unwrap_err()
+            .contains("unknown approval mode"));
+        assert!(parse("/help me").unwrap_err().contains("no arguments"));
+        assert!(parse("/model --slow x").unwrap_err().contains("usage"));
+    }
+}

@@ -1,0 +1,20 @@
+//! saki-tui: the interactive terminal UI. It renders what the engine reports and turns
+//! keys into actions; it holds no agent logic (see README.md).
+
+pub mod app;
+pub mod commands;
+pub mod diff;
+pub mod finder;
+pub mod input;
+pub mod markdown;
+pub mod protocol;
+pub mod terminal;
+pub mod theme;
+pub mod tool_row;
+pub mod transcript;
+mod view;
+pub mod wrap;
+
+pub use app::App;
+pub use protocol::{Action, ApprovalRequest, EngineEvent, Level, SessionEntry, SpecState, Status};
+pub use theme::Theme;

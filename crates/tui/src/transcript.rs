@@ -1,0 +1,404 @@
+//! The transcript: what was said and done, as entries that each cache their wrapped
+//! lines for the current width. A frame renders bottom-up and stops once the screen is
+//! full, and only an entry that changed is re-rendered, so a frame costs the same with
+//! twenty entries or twenty thousand.
+
+use crate::protocol::Level;
+use crate::theme::Theme;
+use crate::tool_row::{ToolRow, ToolRowStatus};
+use crate::{markdown, wrap};
+use ratatui::text::{Line, Span};
+use saki_llm_worker::{Item, ToolExecutionContext};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryKind {
+    User(String),
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    Thinking {
+        text: String,
+        streaming: bool,
+    },
+    /// One `tool_group`: the calls of one batch.
+    Tools {
+        batch_id: String,
+        rows: Vec<ToolRow>,
+    },
+    Alert {
+        level: Level,
+        message: String,
+    },
+    /// A dim note: command output, an attached file, a compaction.
+    Info(String),
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    kind: EntryKind,
+    /// Wrapped lines for one width; `None` after a change.
+    cache: Option<(u16, Vec<Line<'static>>)>,
+}
+
+#[derive(Debug)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    theme: Theme,
+    /// Entries rendered since the last call to `take_render_count` (for tests and the
+    /// benchmark: proves caching works).
+    rendered: usize,
+}
+
+impl Transcript {
+    pub fn new(theme: Theme) -> Self {
+        Self {
+            entries: Vec::new(),
+            theme,
+            rendered: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn kinds(&self) -> impl Iterator<Item = &EntryKind> {
+        self.entries.iter().map(|e| &e.kind)
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    pub fn push(&mut self, kind: EntryKind) {
+        self.entries.push(Entry { kind, cache: None });
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Entry> {
+        self.entries.last_mut()
+    }
+
+    pub fn alert(&mut self, level: Level, message: impl Into<String>) {
+        self.push(EntryKind::Alert {
+            level,
+            message: message.into(),
+        });
+    }
+
+    pub fn info(&mut self, message: impl Into<String>) {
+        self.push(EntryKind::Info(message.into()));
+    }
+
+    pub fn text_delta(&mut self, delta: &str) {
+        if let Some(entry) = self.last_mut() {
+            if let EntryKind::Assistant {
+                text,
+                streaming: true,
+            } = &mut entry.kind
+            {
+                text.push_str(delta);
+                entry.cache = None;
+                return;
+            }
+        }
+        self.push(EntryKind::Assistant {
+            text: delta.to_owned(),
+            streaming: true,
+        });
+    }
+
+    pub fn thinking_delta(&mut self, delta: &str) {
+        if let Some(entry) = self.last_mut() {
+            if let EntryKind::Thinking {
+                text,
+                streaming: true,
+            } = &mut entry.kind
+            {
+                text.push_str(delta);
+                entry.cache = None;
+                return;
+            }
+        }
+        self.push(EntryKind::Thinking {
+            text: delta.to_owned(),
+            streaming: true,
+        });
+    }
+
+    /// The streaming entry of this kind, searched from the end within the current turn.
+    fn streaming_entry(&mut self, assistant: bool) -> Option<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .take(4)
+            .find(|e| match &e.kind {
+                EntryKind::Assistant { streaming, .. } => assistant && *streaming,
+                EntryKind::Thinking { streaming, .. } => !assistant && *streaming,
+                _ => false,
+            })
+    }
+
+    /// Shows a committed history item: finishes the streamed entry it completes, or adds
+    /// one (replayed history, accepted speculations).
+    pub fn commit(&mut self, item: &Item) {
+        match item {
+            Item::User { text } => self.push(EntryKind::User(text.clone())),
+            Item::System { text } => {
+                if let Some(note) = system_note(text) {
+                    self.info(note);
+                }
+            }
+            Item::AssistantText { text } => match self.streaming_entry(true) {
+                Some(entry) => {
+                    entry.kind = EntryKind::Assistant {
+                        text: text.clone(),
+                        streaming: false,
+                    };
+                    entry.cache = None;
+                }
+                None if text.trim().is_empty() => {}
+                None => self.push(EntryKind::Assistant {
+                    text: text.clone(),
+                    streaming: false,
+                }),
+            },
+            Item::Thinking { text, .. } => match self.streaming_entry(false) {
+                Some(entry) => {
+                    entry.kind = EntryKind::Thinking {
+                        text: text.clone(),
+                        streaming: false,
+                    };
+                    entry.cache = None;
+                }
+                None if text.trim().is_empty() => {}
+                None => self.push(EntryKind::Thinking {
+                    text: text.clone(),
+                    streaming: false,
+                }),
+            },
+            Item::ToolCall {
+                name,
+                arguments,
+                ctx,
+                ..
+            } => {
+                let row = ToolRow::new(name, arguments, &ctx.call_id);
+                match self.group_mut(&ctx.batch_id) {
+                    Some(entry) => {
+                        if let EntryKind::Tools { rows, .. } = &mut entry.kind {
+                            rows.push(row);
+                        }
+                        entry.cache = None;
+                    }
+                    None => self.push(EntryKind::Tools {
+                        batch_id: ctx.batch_id.clone(),
+                        rows: vec![row],
+                    }),
+                }
+            }
+            Item::ToolResult {
+                name,
+                content,
+                status,
+                ctx,
+            } => {
+                let status = ToolRowStatus::from(*status);
+                if !self.update_row(ctx, |row| row.finish(status, content)) {
+                    // A result without its call (e.g. a closed dangling call): show it alone.
+                    let mut row = ToolRow::new(name, "{}", &ctx.call_id);
+                    row.finish(status, content);
+                    self.push(EntryKind::Tools {
+                        batch_id: ctx.batch_id.clone(),
+                        rows: vec![row],
+                    });
+                }
+            }
+        }
+    }
+
+    pub fn tool_started(&mut self, ctx: &ToolExecutionContext) {
+        self.update_row(ctx, |row| row.status = ToolRowStatus::Running);
+    }
+
+    fn group_mut(&mut self, batch_id: &str) -> Option<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .rev()
+            .take(8)
+            .find(|e| matches!(&e.kind, EntryKind::Tools { batch_id: b, .. } if b == batch_id))
+    }
+
+    fn update_row(&mut self, ctx: &ToolExecutionContext, f: impl FnOnce(&mut ToolRow)) -> bool {
+        let Some(entry) = self.group_mut(&ctx.batch_id) else {
+            return false;
+        };
+        let EntryKind::Tools { rows, .. } = &mut entry.kind else {
+            return false;
+        };
+        let Some(row) = rows.iter_mut().find(|r| r.call_id == ctx.call_id) else {
+            return false;
+        };
+        f(row);
+        entry.cache = None;
+        true
+    }
+
+    /// The turn ended: nothing streams any more; calls still pending never ran.
+    pub fn end_turn(&mut self) {
+        for entry in self.entries.iter_mut().rev().take(16) {
+            match &mut entry.kind {
+                EntryKind::Assistant { streaming, .. } | EntryKind::Thinking { streaming, .. }
+                    if *streaming =>
+                {
+                    *streaming = false;
+                    entry.cache = None;
+                }
+                EntryKind::Tools { rows, .. } => {
+                    for row in rows.iter_mut() {
+                        if matches!(row.status, ToolRowStatus::Pending | ToolRowStatus::Running) {
+                            row.status = ToolRowStatus::Cancelled;
+                            entry.cache = None;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Rebuilds the transcript from a history (`/resume`, `/new`).
+    pub fn replace_with_history(&mut self, items: &[Item]) {
+        self.entries.clear();
+        for item in items {
+            self.commit(item);
+        }
+        self.end_turn();
+    }
+
+    /// How many entries were rendered (not served from cache) since the last call.
+    pub fn take_render_count(&mut self) -> usize {
+        std::mem::take(&mut self.rendered)
+    }
+
+    /// The lines to show in a `height`-row window `scroll` lines above the bottom.
+    /// Returns the lines and the scroll actually used (clamped at the top).
+    pub fn window(
+        &mut self,
+        width: u16,
+        height: u16,
+        scroll: usize,
+    ) -> (Vec<Line<'static>>, usize) {
+        let need = usize::from(height) + scroll;
+        let mut chunks: Vec<&[Line<'static>]> = Vec::new();
+        let mut collected = 0;
+        let theme = self.theme;
+        for entry in self.entries.iter_mut().rev() {
+            if collected >= need {
+                break;
+            }
+            let fresh = !matches!(&entry.cache, Some((w, _)) if *w == width);
+            if fresh {
+                let lines = wrap::wrap_all(&render_entry(&entry.kind, &theme, width), width);
+                entry.cache = Some((width, lines));
+                self.rendered += 1;
+            }
+            if let Some((_, lines)) = &entry.cache {
+                collected += lines.len();
+            }
+        }
+        for entry in self.entries.iter().rev() {
+            if chunks.iter().map(|c| c.len()).sum::<usize>() >= need {
+                break;
+            }
+            if let Some((_, lines)) = &entry.cache {
+                chunks.push(lines);
+            }
+        }
+        let all: Vec<&Line<'static>> = chunks.iter().rev().flat_map(|c| c.iter()).collect();
+        let scroll = scroll.min(all.len().saturating_sub(usize::from(height)));
+        let end = all.len() - scroll;
+        let start = end.saturating_sub(usize::from(height));
+        (
+            all[start..end].iter().map(|l| (*l).clone()).collect(),
+            scroll,
+        )
+    }
+}
+
+/// How a system item shows: attached files by path, summaries by their first line.
+fn system_note(text: &str) -> Option<String> {
+    let first = text.lines().next().unwrap_or("");
+    if let Some(rest) = first.strip_prefix("[File: ") {
+        return Some(format!("attached {}", rest.trim_end_matches(']')));
+    }
+    if first.trim().is_empty() {
+        return None;
+    }
+    Some(crate::tool_row::truncate(first, 100))
+}
+
+fn render_entry(kind: &EntryKind, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::default()];
+    match kind {
+        EntryKind::User(text) => {
+            for (i, line) in text.lines().enumerate() {
+                let prefix = if i == 0 { "› " } else { "  " };
+                lines.push(Line::from(vec![
+                    Span::styled(prefix, theme.user()),
+                    Span::styled(line.to_owned(), theme.user()),
+                ]));
+            }
+        }
+        EntryKind::Assistant { text, .. } => lines.extend(markdown::render(text, theme)),
+        EntryKind::Thinking { text, streaming } => {
+            let summary = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let label = if *streaming {
+                "✻ thinking… "
+            } else {
+                "✻ thought: "
+            };
+            let room = usize::from(width).saturating_sub(label.chars().count() + 1);
+            lines.push(Line::from(vec![
+                Span::styled(label, theme.dim()),
+                Span::styled(
+                    crate::tool_row::truncate(&summary, room.max(1)),
+                    theme.dim().patch(theme.italic()),
+                ),
+            ]));
+        }
+        EntryKind::Tools { rows, .. } => {
+            for row in rows {
+                lines.extend(row.render(theme, width));
+            }
+        }
+        EntryKind::Alert { level, message } => {
+            let (label, style) = match level {
+                Level::Info => ("note", theme.info()),
+                Level::Warn => ("warning", theme.warn()),
+                Level::Error => ("error", theme.error()),
+            };
+            for (i, line) in message.lines().enumerate() {
+                let prefix = if i == 0 {
+                    format!("{label}: ")
+                } else {
+                    "  ".into()
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(prefix, style),
+                    Span::raw(line.to_owned()),
+                ]));
+            }
+        }
+        EntryKind::Info(text) => {
+            for line in text.lines() {
+                lines.push(Line::styled(format!("· {line}"), theme.dim()));
+            }
+        }
+    }
+    lines
+}
