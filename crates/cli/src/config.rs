@@ -97,6 +97,8 @@ pub struct FileConfig {
     pub model: Option<String>,
     /// The model for background work: summaries, suggestions, speculation.
     pub fast_model: Option<String>,
+    /// Predict the next prompt and run it speculatively in the interactive UI (default on).
+    pub suggestions: Option<bool>,
     #[serde(default)]
     pub compaction: CompactionConfig,
     #[serde(default)]
@@ -122,6 +124,9 @@ impl FileConfig {
         }
         if other.fast_model.is_some() {
             self.fast_model = other.fast_model;
+        }
+        if other.suggestions.is_some() {
+            self.suggestions = other.suggestions;
         }
         self.compaction.overlay(other.compaction);
         for (name, p) in other.providers {
@@ -260,6 +265,8 @@ pub struct Resolved {
     pub tool_output_max_bytes: usize,
     /// The model for background work (`--fast-model`, `SAKI_FAST_MODEL`, `fast_model`).
     pub fast_model: Option<String>,
+    /// `suggestions` from config (default true).
+    pub suggestions: bool,
     /// `[compaction]`, validated.
     pub compaction: CompactionConfig,
 }
@@ -433,6 +440,7 @@ pub fn resolve(
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
         fast_model,
+        suggestions: file.suggestions.unwrap_or(true),
         compaction: file.compaction.clone(),
     })
 }

@@ -5,6 +5,7 @@ mod config;
 mod exec;
 mod exit;
 mod followups;
+mod interactive;
 mod output;
 mod session;
 mod setup;
@@ -17,11 +18,14 @@ use exit::ExitCode;
     name = "saki",
     version,
     about = "A terminal coding agent that reads ahead",
-    arg_required_else_help = true
+    long_about = "A terminal coding agent that reads ahead.\n\nWithout a subcommand, saki opens the interactive UI in the current directory.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    interactive: interactive::InteractiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -113,8 +117,12 @@ fn shell_safety(command: Option<String>) -> ExitCode {
 fn main() -> std::process::ExitCode {
     // Parse before anything else so `--version` and `--help` stay instant.
     let cli = Cli::parse();
-    init_tracing();
-    let code = match cli.command {
+    let interactive = cli.command.is_none();
+    init_tracing(interactive);
+    let Some(command) = cli.command else {
+        return interactive::run(cli.interactive).into();
+    };
+    let code = match command {
         Command::Exec(args) => block_on(exec::run(args)),
         Command::Compact(args) => block_on(compact::run(args)),
         Command::Sessions { json } => session::list(json),
@@ -138,13 +146,33 @@ fn block_on(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
 }
 
 /// Diagnostics go to stderr; `SAKI_LOG` takes a tracing filter (default: warnings).
-fn init_tracing() {
+/// The interactive UI owns the screen, so there they go to the file `SAKI_LOG_FILE`
+/// names, or nowhere.
+fn init_tracing(interactive: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SAKI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
         .without_time()
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    if !interactive {
+        let _ = builder.with_writer(std::io::stderr).try_init();
+        return;
+    }
+    let Some(path) = std::env::var_os("SAKI_LOG_FILE") else {
+        return;
+    };
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(file) => {
+            let _ = builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .try_init();
+        }
+        Err(e) => eprintln!("warning: cannot open SAKI_LOG_FILE: {e}"),
+    }
 }

@@ -161,7 +161,7 @@ pub fn continue_session(
     })
 }
 
-fn ago(created: u64) -> String {
+pub(crate) fn ago(created: u64) -> String {
     let secs = saki_pod::store::now_secs().saturating_sub(created);
     match secs {
         0..=59 => format!("{secs}s ago"),

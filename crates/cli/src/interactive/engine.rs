@@ -1,0 +1,610 @@
+//! The engine behind the interactive UI: it owns the Worker and carries out the
+//! person's actions, one at a time, reporting everything as `EngineEvent`s. While a
+//! turn runs it still listens, so Esc cancels it and Shift+Tab changes the mode.
+//! After a completed turn it predicts the next prompt and speculates it in the
+//! background; submitting that prediction unchanged accepts the speculation.
+
+use super::bridge::{self, RecorderSlot, UiSender};
+use super::Setup;
+use crate::config::Resolved;
+use crate::exec::{build_system_prompt, ProviderArgs};
+use crate::session::{self, Resume};
+use crate::setup;
+use saki_followup::{
+    accept, generate_suggestion, suggestion_allowed, CacheSafeStore, Speculation,
+    SpeculationStatus, Speculator, SUGGESTION_PROMPT,
+};
+use saki_llm_client::CancellationToken;
+use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
+use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
+use saki_tools::{ApprovalMode, SessionGrants, SharedMode, Workspace};
+use saki_tui::{Action, EngineEvent, Level, SessionEntry, SpecState, Status};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinHandle;
+
+/// The suggestion and speculation running in the background after a turn.
+struct Background {
+    cancel: CancellationToken,
+    handle: JoinHandle<Option<Speculation>>,
+}
+
+pub struct Engine {
+    pub(super) worker: Worker,
+    pub(super) ui: UiSender,
+    pub(super) workspace: Arc<Workspace>,
+    pub(super) args: ProviderArgs,
+    pub(super) resolved: Resolved,
+    pub(super) hooks: saki_llm_worker::hook::Hooks,
+    pub(super) pod: Arc<PodInterceptor>,
+    pub(super) mode: SharedMode,
+    pub(super) grants: Arc<SessionGrants>,
+    pub(super) slot: RecorderSlot,
+    pub(super) store: Option<SessionStore>,
+    pub(super) tokens: Arc<AtomicU64>,
+    pub(super) suggestions: bool,
+    pub(super) cache: CacheSafeStore,
+    background: Option<Background>,
+    /// A finished speculation waiting for its suggestion to be submitted.
+    ready: Option<Speculation>,
+}
+
+/// What the action loop does while something long runs.
+enum Interrupt {
+    Cancel,
+    Quit,
+}
+
+impl Engine {
+    pub(super) fn new(setup: Setup) -> Self {
+        let Setup {
+            worker,
+            ui,
+            workspace,
+            args,
+            resolved,
+            hooks,
+            pod,
+            mode,
+            grants,
+            slot,
+            store,
+            tokens,
+            suggestions,
+        } = setup;
+        Self {
+            worker,
+            ui,
+            workspace,
+            args,
+            resolved,
+            hooks,
+            pod,
+            mode,
+            grants,
+            slot,
+            store,
+            tokens,
+            suggestions,
+            cache: CacheSafeStore::default(),
+            background: None,
+            ready: None,
+        }
+    }
+
+    fn send(&self, event: EngineEvent) {
+        let _ = self.ui.send(event);
+    }
+
+    fn alert(&self, level: Level, message: impl Into<String>) {
+        self.send(EngineEvent::Alert {
+            level,
+            message: message.into(),
+        });
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            provider: self.resolved.provider.clone(),
+            model: self.worker.model().to_owned(),
+            fast_model: self.resolved.fast_model.clone(),
+            context_window: self.resolved.limits.context_window,
+            tokens_used: self.tokens.load(Ordering::Relaxed),
+            approval: Some(self.mode.get()),
+            session_id: bridge::recorder(&self.slot).map(|r| r.id()),
+        }
+    }
+
+    fn send_status(&self) {
+        self.send(EngineEvent::Status(self.status()));
+    }
+
+    /// Carries out actions until the person quits or the UI goes away.
+    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) {
+        loop {
+            let action = tokio::select! {
+                action = actions.recv() => action,
+                finished = background_done(&mut self.background) => {
+                    self.background = None;
+                    self.on_speculation(finished);
+                    continue;
+                }
+            };
+            let Some(action) = action else { break };
+            let quit = match action {
+                Action::Submit { text } => self.submit(text, &mut actions).await,
+                Action::Compress => self.compress(&mut actions).await,
+                Action::SetModel { model, fast } => {
+                    self.set_model(model, fast);
+                    false
+                }
+                Action::SetApproval(mode) => {
+                    self.mode.set(mode);
+                    self.send_status();
+                    false
+                }
+                Action::NewSession => {
+                    self.new_session();
+                    false
+                }
+                Action::ListSessions => {
+                    self.list_sessions();
+                    false
+                }
+                Action::Resume { id } => {
+                    self.resume(&Resume::Id(id));
+                    false
+                }
+                Action::Dismiss => {
+                    self.discard_speculation();
+                    false
+                }
+                Action::Cancel => false,
+                Action::Quit => true,
+            };
+            if quit {
+                break;
+            }
+        }
+        self.discard_speculation();
+    }
+
+    /// Runs `work` while still answering actions: Cancel cancels `cancel`, Quit cancels
+    /// and reports it, mode changes apply at once, anything else waits its turn.
+    async fn listening<T>(
+        actions: &mut UnboundedReceiver<Action>,
+        mode: &SharedMode,
+        ui: &UiSender,
+        cancel: &CancellationToken,
+        work: impl Future<Output = T>,
+    ) -> (T, Option<Interrupt>) {
+        tokio::pin!(work);
+        let mut interrupt = None;
+        loop {
+            tokio::select! {
+                out = &mut work => return (out, interrupt),
+                action = actions.recv() => match action {
+                    Some(Action::Cancel) => {
+                        cancel.cancel();
+                        interrupt.get_or_insert(Interrupt::Cancel);
+                    }
+                    Some(Action::Quit) | None => {
+                        cancel.cancel();
+                        interrupt = Some(Interrupt::Quit);
+                    }
+                    Some(Action::SetApproval(m)) => mode.set(m),
+                    Some(Action::Dismiss) => {}
+                    Some(other) => {
+                        tracing::debug!(?other, "action ignored while busy");
+                        let _ = ui.send(EngineEvent::Alert {
+                            level: Level::Info,
+                            message: "busy: that waits until the turn is over (Esc cancels it)".into(),
+                        });
+                    }
+                },
+            }
+        }
+    }
+
+    /// Returns true when the person quit meanwhile.
+    async fn submit(&mut self, text: String, actions: &mut UnboundedReceiver<Action>) -> bool {
+        if self.try_accept(&text) {
+            return false;
+        }
+        self.discard_speculation();
+        if let Err(message) = self.ensure_session(&text) {
+            self.alert(Level::Warn, message);
+        }
+        let (user_text, files, alerts) = FsView::new(self.workspace.clone())
+            .prepare(&parse_prompt(&text), self.resolved.tool_output_max_bytes);
+        for alert in alerts {
+            self.alert(level_of(alert.level), alert.message);
+        }
+        self.pod.stash(files);
+        self.send(EngineEvent::TurnStarted);
+        self.send_status();
+        let cancel = CancellationToken::new();
+        let turn = self.worker.run_turn(user_text, cancel.clone());
+        let (outcome, interrupt) =
+            Self::listening(actions, &self.mode, &self.ui, &cancel, turn).await;
+        let completed = matches!(
+            &outcome,
+            Ok(TurnOutcome {
+                status: TurnStatus::Completed { .. },
+                ..
+            })
+        );
+        self.send(EngineEvent::TurnFinished {
+            note: turn_note(&outcome),
+        });
+        self.send_status();
+        if matches!(interrupt, Some(Interrupt::Quit)) {
+            return true;
+        }
+        if completed {
+            self.cache
+                .save(&self.worker.build_request(), self.worker.history());
+            self.start_background(None);
+        }
+        false
+    }
+
+    /// Accepts the ready speculation when `text` is its suggestion; true when it did.
+    fn try_accept(&mut self, text: &str) -> bool {
+        let matches = self
+            .ready
+            .as_ref()
+            .is_some_and(|s| s.suggestion.trim() == text.trim());
+        if !matches {
+            return false;
+        }
+        let Some(speculation) = self.ready.take() else {
+            return false;
+        };
+        if let Err(message) = self.ensure_session(text) {
+            self.alert(Level::Warn, message);
+        }
+        let accepted = match accept(speculation, text) {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                self.alert(
+                    Level::Info,
+                    format!("the speculation was discarded ({e}); running it now"),
+                );
+                return false;
+            }
+        };
+        let files = accepted
+            .applied
+            .applied()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        self.worker.commit_items(accepted.items.clone());
+        let pipelined = accepted.pipelined.and_then(Result::ok);
+        self.send(EngineEvent::Accepted {
+            items: accepted.items,
+            files,
+            saved_ms: u64::try_from(accepted.time_saved.as_millis()).unwrap_or(u64::MAX),
+            pipelined: pipelined.clone(),
+        });
+        self.send(EngineEvent::Speculation(SpecState::Idle));
+        self.send_status();
+        self.cache
+            .save(&self.worker.build_request(), self.worker.history());
+        if let Some(next) = pipelined {
+            self.start_background(Some(next));
+        }
+        true
+    }
+
+    /// After a completed turn: predict the next prompt (or take the pipelined one), show
+    /// it, and speculate it in an overlay.
+    fn start_background(&mut self, known: Option<String>) {
+        if !self.suggestions {
+            return;
+        }
+        let plan = self.mode.get() == ApprovalMode::Plan;
+        if let Err(reason) = suggestion_allowed(self.worker.history(), true, plan) {
+            tracing::debug!(%reason, "no suggestion");
+            return;
+        }
+        let Some(params) = self.cache.get().cloned() else {
+            return;
+        };
+        let model = self
+            .resolved
+            .fast_model
+            .clone()
+            .unwrap_or_else(|| self.worker.model().to_owned());
+        let speculator = Speculator::new(
+            self.worker.client().clone(),
+            model.clone(),
+            self.mode.get(),
+            self.workspace.clone(),
+        );
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let ui = self.ui.clone();
+        let handle = tokio::spawn(async move {
+            let text = match known {
+                Some(text) => text,
+                None => {
+                    let client = &speculator.client;
+                    match generate_suggestion(
+                        client,
+                        &params,
+                        &model,
+                        SUGGESTION_PROMPT,
+                        token.clone(),
+                    )
+                    .await
+                    {
+                        Ok(Ok(text)) => {
+                            let _ = ui.send(EngineEvent::Suggestion(text.clone()));
+                            text
+                        }
+                        Ok(Err(reason)) => {
+                            tracing::debug!(%reason, "suggestion suppressed");
+                            return None;
+                        }
+                        Err(e) => {
+                            tracing::info!(error = %e, "suggestion failed");
+                            return None;
+                        }
+                    }
+                }
+            };
+            let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
+            Some(speculator.run(&params, &text, token).await)
+        });
+        self.background = Some(Background { cancel, handle });
+    }
+
+    fn on_speculation(&mut self, finished: Option<Speculation>) {
+        let Some(speculation) = finished else {
+            return;
+        };
+        let state = match speculation.status {
+            SpeculationStatus::Completed => SpecState::Ready,
+            SpeculationStatus::Boundary => SpecState::Boundary,
+            _ => SpecState::Idle,
+        };
+        self.send(EngineEvent::Speculation(state));
+        if state == SpecState::Ready {
+            self.ready = Some(speculation);
+        } else {
+            if let Some(reason) = &speculation.reason {
+                tracing::debug!(%reason, "speculation stopped");
+            }
+            speculation.abort();
+        }
+    }
+
+    /// Aborts the background work and drops any finished speculation with its overlay.
+    fn discard_speculation(&mut self) {
+        if let Some(background) = self.background.take() {
+            background.cancel.cancel();
+            // The task ends soon; its speculation (if any) cleans up when dropped below.
+            tokio::spawn(async move {
+                if let Ok(Some(speculation)) = background.handle.await {
+                    speculation.abort();
+                }
+            });
+        }
+        if let Some(speculation) = self.ready.take() {
+            speculation.abort();
+        }
+        if self.suggestions {
+            self.send(EngineEvent::Speculation(SpecState::Idle));
+        }
+    }
+
+    /// Creates the session log at the first prompt.
+    fn ensure_session(&mut self, prompt: &str) -> Result<(), String> {
+        if bridge::recorder(&self.slot).is_some() {
+            return Ok(());
+        }
+        let store = self
+            .store
+            .as_ref()
+            .ok_or("sessions cannot be saved: set XDG_DATA_HOME or HOME")?;
+        let system = self.worker.build_request().system.unwrap_or_default();
+        let opened = session::open(
+            store,
+            &Resume::New,
+            &self.workspace.root().display().to_string(),
+            &self.resolved.provider,
+            self.worker.model(),
+            prompt,
+            || system,
+        )
+        .map_err(|e| format!("this session will not be saved: {e}"))?;
+        bridge::set_recorder(&self.slot, Some(opened.recorder));
+        Ok(())
+    }
+
+    async fn compress(&mut self, actions: &mut UnboundedReceiver<Action>) -> bool {
+        self.discard_speculation();
+        self.send(EngineEvent::TurnStarted);
+        let cancel = CancellationToken::new();
+        let work = self.worker.compact(CompactionTrigger::Manual, &cancel);
+        let (result, interrupt) =
+            Self::listening(actions, &self.mode, &self.ui, &cancel, work).await;
+        let note = match result {
+            None => Some((
+                Level::Info,
+                "compaction is not available for this model".into(),
+            )),
+            Some(_) => None,
+        };
+        self.send(EngineEvent::TurnFinished { note });
+        self.send_status();
+        matches!(interrupt, Some(Interrupt::Quit))
+    }
+
+    fn set_model(&mut self, model: String, fast: bool) {
+        let mut args = self.args.clone();
+        // The provider stays: a model name never moves the session to another server.
+        args.provider = Some(self.resolved.provider.clone());
+        if fast {
+            args.fast_model = Some(model.clone());
+        } else {
+            args.model = Some(model.clone());
+        }
+        match setup::resolve(self.workspace.root(), &args, None) {
+            Ok((resolved, _)) => {
+                self.worker.set_model(resolved.model.clone());
+                self.worker.set_context_guard(Arc::new(setup::compactor(
+                    &resolved,
+                    self.worker.client().clone(),
+                    &self.hooks,
+                    self.workspace.clone(),
+                )));
+                self.args = args;
+                self.resolved = resolved;
+                self.discard_speculation();
+                let which = if fast { "fast model" } else { "model" };
+                self.alert(Level::Info, format!("{which}: {model}"));
+                self.send_status();
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot switch to {model}: {e}")),
+        }
+    }
+
+    fn new_session(&mut self) {
+        self.discard_speculation();
+        bridge::set_recorder(&self.slot, None);
+        self.grants.clear();
+        self.worker.set_history(Vec::new());
+        self.worker
+            .set_system_prompt(Some(build_system_prompt(self.workspace.root())));
+        self.tokens.store(0, Ordering::Relaxed);
+        self.cache = CacheSafeStore::default();
+        self.send(EngineEvent::History(Vec::new()));
+        self.alert(Level::Info, "new session");
+        self.send_status();
+    }
+
+    fn list_sessions(&self) {
+        let Some(store) = &self.store else {
+            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
+            return;
+        };
+        match store.list() {
+            Ok(metas) => {
+                let here = self.workspace.root().display().to_string();
+                let (mine, others): (Vec<_>, Vec<_>) =
+                    metas.into_iter().partition(|m| m.workspace == here);
+                let entries = mine
+                    .into_iter()
+                    .chain(others)
+                    .take(30)
+                    .map(|m| SessionEntry {
+                        age: session::ago(m.created),
+                        id: m.id,
+                        title: m.title,
+                        model: m.model,
+                    })
+                    .collect();
+                self.send(EngineEvent::Sessions(entries));
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot list sessions: {e}")),
+        }
+    }
+
+    /// Continues an earlier session: its history replaces the transcript.
+    pub fn resume(&mut self, which: &Resume) {
+        let Some(store) = &self.store else {
+            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
+            return;
+        };
+        let loaded = match which {
+            Resume::Id(id) => store.load(id),
+            Resume::Last => store.latest_for(&self.workspace.root().display().to_string()),
+            Resume::New => return self.new_session(),
+        };
+        let root = self.workspace.root().to_path_buf();
+        let opened =
+            loaded.and_then(|l| session::continue_session(store, l, || build_system_prompt(&root)));
+        match opened {
+            Ok(opened) => {
+                self.discard_speculation();
+                self.grants.clear();
+                self.tokens.store(0, Ordering::Relaxed);
+                self.worker.set_history(opened.history.clone());
+                self.worker.set_system_prompt(Some(opened.system_prompt));
+                bridge::set_recorder(&self.slot, Some(opened.recorder));
+                self.cache = CacheSafeStore::default();
+                self.send(EngineEvent::History(opened.history));
+                for warning in opened.warnings {
+                    self.alert(Level::Warn, warning);
+                }
+                self.alert(
+                    Level::Info,
+                    format!("resumed session {} ({})", opened.meta.id, opened.meta.title),
+                );
+                self.send_status();
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
+        }
+    }
+}
+
+/// Waits for the background task, or forever when there is none.
+async fn background_done(background: &mut Option<Background>) -> Option<Speculation> {
+    match background {
+        Some(b) => (&mut b.handle).await.ok().flatten(),
+        None => std::future::pending().await,
+    }
+}
+
+fn level_of(level: saki_pod::AlertLevel) -> Level {
+    match level {
+        saki_pod::AlertLevel::Info => Level::Info,
+        saki_pod::AlertLevel::Warn => Level::Warn,
+        saki_pod::AlertLevel::Error => Level::Error,
+    }
+}
+
+/// How a turn ended, when it did not simply complete.
+fn turn_note(
+    outcome: &Result<TurnOutcome, saki_llm_client::ClientError>,
+) -> Option<(Level, String)> {
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(saki_llm_client::ClientError::Cancelled) => {
+            return Some((Level::Info, "cancelled".into()))
+        }
+        Err(e) => return Some((Level::Error, e.to_string())),
+    };
+    match &outcome.status {
+        TurnStatus::Completed { .. } => None,
+        TurnStatus::Incomplete => Some((
+            Level::Warn,
+            "the provider ended the stream without a finish reason; the answer may be incomplete"
+                .into(),
+        )),
+        TurnStatus::MaxTurns => Some((
+            Level::Warn,
+            format!(
+                "stopped after {} model requests (--max-turns); the task may be unfinished",
+                outcome.requests
+            ),
+        )),
+        TurnStatus::PromptCancelled { reason } => Some((
+            Level::Warn,
+            format!("the prompt was cancelled by a hook: {reason}"),
+        )),
+        TurnStatus::Cancelled => Some((Level::Info, "cancelled".into())),
+        TurnStatus::Failed { error } => Some((
+            Level::Error,
+            match &error.code {
+                Some(code) => format!("the provider reported an error ({code}): {}", error.message),
+                None => format!("the provider reported an error: {}", error.message),
+            },
+        )),
+    }
+}

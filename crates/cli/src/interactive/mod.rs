@@ -1,0 +1,216 @@
+//! `saki` with no subcommand: the interactive terminal UI (saki-tui) driven by the
+//! engine here, which owns the same Worker, tools, session log and follow-up machinery
+//! as `exec`.
+
+mod bridge;
+mod engine;
+
+use crate::config::Resolved;
+use crate::exec::{build_system_prompt, ProviderArgs};
+use crate::exit::ExitCode;
+use crate::session::{self, Resume};
+use crate::setup;
+use bridge::{RecorderSlot, StreamForwarder, UiApprover, UiSender};
+use engine::Engine;
+use saki_llm_client::ThinkingConfig;
+use saki_llm_worker::hook::{HookInterceptor, Hooks};
+use saki_llm_worker::{Worker, WorkerConfig};
+use saki_pod::{PodInterceptor, SessionStore};
+use saki_tools::{ApprovalMode, ApprovalPolicy, SessionGrants, SharedMode, Workspace};
+use saki_tui::{App, Theme};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// Flags for the interactive UI (the same as `exec` where they mean the same).
+#[derive(Debug, Clone, clap::Args)]
+pub struct InteractiveArgs {
+    /// Run in this directory (the workspace) instead of the current one.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub cd: Option<PathBuf>,
+    /// When tool calls need approval: plan, default, auto-edit or yolo (Shift+Tab cycles).
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub approval: ApprovalMode,
+    /// Continue an earlier session: `--resume ID`, or `--resume --last` (also `--last`).
+    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    pub resume: Option<Option<String>>,
+    /// With --resume: the newest session of this workspace.
+    #[arg(long)]
+    pub last: bool,
+    /// Most model requests per turn.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
+    /// Do not predict next prompts or speculate them (config: `suggestions = false`).
+    #[arg(long)]
+    pub no_suggestions: bool,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+/// Everything the engine starts with.
+pub(crate) struct Setup {
+    worker: Worker,
+    ui: UiSender,
+    workspace: Arc<Workspace>,
+    args: ProviderArgs,
+    resolved: Resolved,
+    hooks: Hooks,
+    pod: Arc<PodInterceptor>,
+    mode: SharedMode,
+    grants: Arc<SessionGrants>,
+    slot: RecorderSlot,
+    store: Option<SessionStore>,
+    tokens: Arc<AtomicU64>,
+    suggestions: bool,
+}
+
+pub fn run(args: InteractiveArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("error: the interactive UI needs a terminal; use `saki exec PROMPT` in scripts and pipes");
+        return ExitCode::Usage;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::Internal;
+        }
+    };
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: InteractiveArgs) -> ExitCode {
+    let dir = match &args.cd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+    let workspace = match Workspace::new(&dir) {
+        Ok(w) if w.root().is_dir() => Arc::new(w),
+        _ => {
+            eprintln!("error: not a directory: {}", dir.display());
+            return ExitCode::Usage;
+        }
+    };
+    let resume = match (&args.resume, args.last) {
+        (_, true) => Resume::Last,
+        (Some(Some(id)), false) => Resume::Id(id.clone()),
+        (Some(None), false) => {
+            eprintln!("error: --resume needs a session id, or --last (see `saki sessions`)");
+            return ExitCode::Usage;
+        }
+        (None, false) => Resume::New,
+    };
+    let (ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (action_tx, action_rx) = tokio::sync::mpsc::unbounded_channel();
+    let setup = match build(&args, workspace.clone(), ui_tx) {
+        Ok(s) => s,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            return code;
+        }
+    };
+    let suggestions = setup.suggestions;
+    let mut engine = Engine::new(setup);
+    if !matches!(resume, Resume::New) {
+        engine.resume(&resume);
+    }
+    let app = App::new(
+        engine.status(),
+        Theme::from_env(),
+        workspace.root().to_path_buf(),
+        suggestions,
+    );
+    let mut app = app;
+    app.transcript.info(format!(
+        "saki in {} · /help for commands · Ctrl+D quits",
+        workspace.root().display()
+    ));
+    let engine_task = tokio::spawn(engine.run(action_rx));
+    let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
+    // The UI is gone: the engine sees its channel close and stops what runs.
+    let _ = engine_task.await;
+    match result {
+        Ok(()) => ExitCode::Success,
+        Err(e) => {
+            eprintln!("error: the terminal failed: {e}");
+            ExitCode::Internal
+        }
+    }
+}
+
+/// Wires the Worker like `exec` does, with a UI approver and a shared approval mode.
+fn build(
+    args: &InteractiveArgs,
+    workspace: Arc<Workspace>,
+    ui: UiSender,
+) -> Result<Setup, (ExitCode, String)> {
+    let (resolved, hooks) = setup::resolve(workspace.root(), &args.provider, None)
+        .map_err(|e| (ExitCode::Config, e.to_string()))?;
+    let client = setup::client(&resolved).map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    let tools = saki_tools::builtin_server(workspace.clone())
+        .map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    let mut config = WorkerConfig::new(resolved.model.clone());
+    config.max_output_tokens = args
+        .provider
+        .max_output_tokens
+        .or(resolved.requested_max_output);
+    config.thinking = args.provider.thinking.then(ThinkingConfig::default);
+    config.max_turns = args.max_turns as usize;
+    let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
+    worker.set_context_guard(Arc::new(setup::compactor(
+        &resolved,
+        client,
+        &hooks,
+        workspace.clone(),
+    )));
+    worker.set_system_prompt(Some(build_system_prompt(workspace.root())));
+    let pod = Arc::new(PodInterceptor::default());
+    worker.add_interceptor(pod.clone());
+    let mode = SharedMode::new(args.approval);
+    let grants = Arc::new(SessionGrants::default());
+    worker.add_interceptor(Arc::new(ApprovalPolicy::shared(
+        mode.clone(),
+        grants.clone(),
+        Arc::new(UiApprover(ui.clone())),
+    )));
+    if !hooks.is_empty() {
+        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
+    }
+    let forwarder = StreamForwarder(ui.clone());
+    worker
+        .timeline_mut()
+        .on_text_block(forwarder.clone())
+        .on_thinking_block(forwarder);
+    let slot = RecorderSlot::default();
+    let tokens = Arc::new(AtomicU64::new(0));
+    worker.set_observer(bridge::observer(
+        ui.clone(),
+        slot.clone(),
+        tokens.clone(),
+        resolved.wire_api,
+    ));
+    let suggestions = resolved.suggestions && !args.no_suggestions;
+    if suggestions {
+        saki_followup::cleanup_stale(&saki_followup::default_base());
+    }
+    Ok(Setup {
+        worker,
+        ui,
+        workspace,
+        args: args.provider.clone(),
+        resolved,
+        hooks,
+        pod,
+        mode,
+        grants,
+        slot,
+        store: session::store().ok(),
+        tokens,
+        suggestions,
+    })
+}
