@@ -169,13 +169,21 @@ impl App {
     fn status_line(&self) -> Line<'static> {
         let theme = &self.theme;
         let s = &self.status;
-        let mut spans = vec![Span::styled(
+        // What needs attention comes first, so a narrow terminal never hides it.
+        let mut spans = Vec::new();
+        if self.quit_armed.is_some() {
+            spans.push(Span::styled(" press Ctrl+C again to quit ·", theme.warn()));
+        } else if self.busy {
+            let secs = self.busy_since.map_or(0, |since| since.elapsed().as_secs());
+            spans.push(Span::styled(
+                format!(" working {secs}s · Esc cancels ·"),
+                theme.running(),
+            ));
+        }
+        spans.push(Span::styled(
             format!(" {}/{}", s.provider, s.model),
             theme.bold(),
-        )];
-        if let Some(fast) = &s.fast_model {
-            spans.push(Span::styled(format!(" · fast {fast}"), theme.dim()));
-        }
+        ));
         if let Some(window) = s.context_window.filter(|w| *w > 0) {
             let percent = s.tokens_used.saturating_mul(100) / window;
             spans.push(Span::raw(format!(
@@ -199,14 +207,8 @@ impl App {
             };
             spans.push(Span::styled(format!(" · {label}"), style));
         }
-        if self.quit_armed.is_some() {
-            spans.push(Span::styled(" · press Ctrl+C again to quit", theme.warn()));
-        } else if self.busy {
-            let secs = self.busy_since.map_or(0, |since| since.elapsed().as_secs());
-            spans.push(Span::styled(
-                format!(" · working {secs}s · Esc cancels"),
-                theme.running(),
-            ));
+        if let Some(fast) = &s.fast_model {
+            spans.push(Span::styled(format!(" · fast {fast}"), theme.dim()));
         }
         Line::from(spans)
     }

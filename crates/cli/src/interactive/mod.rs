@@ -4,6 +4,8 @@
 
 mod bridge;
 mod engine;
+#[cfg(test)]
+mod tests;
 
 use crate::config::Resolved;
 use crate::exec::{build_system_prompt, ProviderArgs};
@@ -107,7 +109,12 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     };
     let (ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
     let (action_tx, action_rx) = tokio::sync::mpsc::unbounded_channel();
-    let setup = match build(&args, workspace.clone(), ui_tx) {
+    let resolved = setup::resolve(workspace.root(), &args.provider, None)
+        .map_err(|e| (ExitCode::Config, e.to_string()));
+    let setup = match resolved.and_then(|(resolved, hooks)| {
+        let store = session::store().ok();
+        build(&args, resolved, hooks, workspace.clone(), ui_tx, store)
+    }) {
         Ok(s) => s,
         Err((code, message)) => {
             eprintln!("error: {message}");
@@ -146,11 +153,12 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
 /// Wires the Worker like `exec` does, with a UI approver and a shared approval mode.
 fn build(
     args: &InteractiveArgs,
+    resolved: Resolved,
+    hooks: Hooks,
     workspace: Arc<Workspace>,
     ui: UiSender,
+    store: Option<SessionStore>,
 ) -> Result<Setup, (ExitCode, String)> {
-    let (resolved, hooks) = setup::resolve(workspace.root(), &args.provider, None)
-        .map_err(|e| (ExitCode::Config, e.to_string()))?;
     let client = setup::client(&resolved).map_err(|e| (ExitCode::Internal, e.to_string()))?;
     let tools = saki_tools::builtin_server(workspace.clone())
         .map_err(|e| (ExitCode::Internal, e.to_string()))?;
@@ -209,7 +217,7 @@ fn build(
         mode,
         grants,
         slot,
-        store: session::store().ok(),
+        store,
         tokens,
         suggestions,
     })

@@ -1,0 +1,218 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The engine against the mock provider: streaming, approvals with session grants and
+//! denial reasons, cancellation, and Tab-to-accept speculation.
+
+use super::engine::Engine;
+use super::{build, InteractiveArgs};
+use crate::config::{self, FileConfig, Overrides};
+use crate::exec::ProviderArgs;
+use saki_llm_worker::{Item, ToolResultStatus};
+use saki_testkit::{MockServer, Turn};
+use saki_tools::{Approval, ApprovalMode, Workspace};
+use saki_tui::{Action, EngineEvent, Level, SpecState};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+struct Harness {
+    actions: UnboundedSender<Action>,
+    events: UnboundedReceiver<EngineEvent>,
+    ws: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let overrides = Overrides {
+        provider: Some("openai-compatible".into()),
+        model: Some("main".into()),
+        base_url: Some(server.openai_url()),
+        fast_model: Some("fast".into()),
+    };
+    let resolved = config::resolve(&FileConfig::default(), &overrides, &|_| None).unwrap();
+    let args = InteractiveArgs {
+        cd: None,
+        approval: mode,
+        resume: None,
+        last: false,
+        max_turns: 10,
+        no_suggestions: !suggestions,
+        provider: ProviderArgs::default(),
+    };
+    let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
+    let (ui, events) = tokio::sync::mpsc::unbounded_channel();
+    let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
+    let hooks = saki_llm_worker::hook::Hooks::new(ws.path().to_path_buf());
+    let store = saki_pod::SessionStore::new(data.path().to_path_buf());
+    let setup = build(&args, resolved, hooks, workspace, ui, Some(store))
+        .map_err(|(_, m)| m)
+        .unwrap();
+    tokio::spawn(Engine::new(setup).run(action_rx));
+    Harness {
+        actions,
+        events,
+        ws,
+        _data: data,
+    }
+}
+
+impl Harness {
+    fn send(&self, action: Action) {
+        self.actions.send(action).unwrap();
+    }
+
+    /// Events up to and including the first that `stop` accepts.
+    async fn until(&mut self, stop: impl Fn(&EngineEvent) -> bool) -> Vec<EngineEvent> {
+        let mut seen = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out waiting for an engine event after {seen:?}"))
+                .expect("the engine stopped");
+            let done = stop(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+fn turn_finished(e: &EngineEvent) -> bool {
+    matches!(e, EngineEvent::TurnFinished { .. })
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
+    Turn::new().with_tool_call(id, name, args.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("show notes.txt"));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    let turn = h.until(turn_finished).await;
+    let started = turn
+        .iter()
+        .position(|e| matches!(e, EngineEvent::TurnStarted));
+    let streamed = turn
+        .iter()
+        .position(|e| matches!(e, EngineEvent::TextDelta(_)));
+    assert!(started.is_some() && started < streamed, "{turn:?}");
+    assert!(turn
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Committed(Item::User { text }) if text == "hello")));
+    let background = h
+        .until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
+        .await;
+    assert!(background
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Suggestion(s) if s == "add notes.txt")));
+    assert!(
+        !h.ws.path().join("notes.txt").exists(),
+        "speculation stays in its overlay"
+    );
+
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let accepted = h.until(|e| matches!(e, EngineEvent::Accepted { .. })).await;
+    let Some(EngineEvent::Accepted {
+        items,
+        files,
+        pipelined,
+        ..
+    }) = accepted.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(files, &vec!["notes.txt".to_owned()]);
+    assert_eq!(pipelined.as_deref(), Some("show notes.txt"));
+    assert!(matches!(&items[0], Item::User { text } if text == "add notes.txt"));
+    assert!(items
+        .iter()
+        .any(|i| matches!(i, Item::AssistantText { text } if text == "Added notes.txt.")));
+    assert_eq!(
+        std::fs::read_to_string(h.ws.path().join("notes.txt")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(server.requests().len(), 6, "accepting sends no request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_grant_covers_the_prefix_and_a_denial_reason_reaches_the_model() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "shell", json!({"command": "touch a.txt"})));
+    server.push(call("c2", "shell", json!({"command": "touch b.txt"})));
+    server.push(call("c3", "shell", json!({"command": "rm a.txt"})));
+    server.push(Turn::text("Understood, I left a.txt alone."));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit {
+        text: "make files".into(),
+    });
+    let first = h.until(|e| matches!(e, EngineEvent::Approval(_))).await;
+    let Some(EngineEvent::Approval(request)) = first.into_iter().last() else {
+        unreachable!()
+    };
+    assert_eq!(request.grant_label.as_deref(), Some("touch …"));
+    request.reply.send(Approval::Session).unwrap();
+    // `touch b.txt` is covered by the grant; `rm a.txt` is asked about.
+    let second = h.until(|e| matches!(e, EngineEvent::Approval(_))).await;
+    let Some(EngineEvent::Approval(request)) = second.into_iter().last() else {
+        unreachable!()
+    };
+    assert_eq!(request.call.input["command"], "rm a.txt");
+    request
+        .reply
+        .send(Approval::Deny(
+            "the person denied this call: keep it".into(),
+        ))
+        .unwrap();
+    let rest = h.until(turn_finished).await;
+    assert!(rest.iter().any(|e| matches!(e,
+        EngineEvent::Committed(Item::ToolResult { status: ToolResultStatus::Denied, content, .. })
+            if content.contains("keep it"))));
+    assert!(h.ws.path().join("a.txt").exists() && h.ws.path().join("b.txt").exists());
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("keep it"), "the reason is sent to the model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_stalled_turn_and_the_next_turn_runs() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("This answer never ends").stall_after(2));
+    server.push(Turn::text("Fresh answer."));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit { text: "go".into() });
+    h.until(|e| matches!(e, EngineEvent::TextDelta(_))).await;
+    h.send(Action::Cancel);
+    let end = h.until(turn_finished).await;
+    let Some(EngineEvent::TurnFinished { note }) = end.last() else {
+        unreachable!()
+    };
+    assert_eq!(note, &Some((Level::Info, "cancelled".to_owned())));
+    h.send(Action::Submit {
+        text: "again".into(),
+    });
+    let next = h.until(turn_finished).await;
+    assert!(matches!(
+        next.last(),
+        Some(EngineEvent::TurnFinished { note: None })
+    ));
+    assert!(next.iter().any(|e| matches!(e,
+        EngineEvent::Committed(Item::AssistantText { text }) if text == "Fresh answer.")));
+}
