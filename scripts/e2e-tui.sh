@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# End-to-end test of the interactive UI: the real `saki` binary in tmux against the mock
+# provider. Types a prompt, watches the answer stream, waits for the suggestion, presses
+# Tab then Enter, and reads the accepted speculation off the screen.
+# Usage: scripts/e2e-tui.sh   (needs tmux; builds the binaries first)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v tmux >/dev/null || { echo "e2e-tui: tmux is not installed" >&2; exit 1; }
+
+cargo build -q -p saki-cli -p saki-testkit --bins
+target="${CARGO_TARGET_DIR:-target}/debug"
+saki="$(realpath "$target/saki")"
+mock="$(realpath "$target/saki-mock-provider")"
+
+work="$(mktemp -d)"
+session="saki-e2e-$$"
+mock_pid=""
+cleanup() {
+    tmux kill-session -t "$session" 2>/dev/null || true
+    [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/home" "$work/project"
+echo "alpha" > "$work/project/a.txt"
+cat > "$work/script.json" <<'JSON'
+{"turns": [
+  {"tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}]},
+  {"text": "The folder holds **a.txt**, which says alpha. I can write a summary into notes.txt next.", "chunk_delay_ms": 60},
+  {"text": "add notes.txt"},
+  {"tool_calls": [{"id": "s1", "name": "write_file", "arguments": {"path": "notes.txt", "content": "alpha\n"}}]},
+  {"text": "Added notes.txt with the summary."},
+  {"text": "show notes.txt"}
+]}
+JSON
+
+"$mock" "$work/script.json" > "$work/mock.out" 2> "$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 50); do [ -s "$work/mock.out" ] && break; sleep 0.1; done
+url="$(head -1 "$work/mock.out")"
+[ -n "$url" ] || { echo "e2e-tui: the mock provider did not start" >&2; cat "$work/mock.err" >&2; exit 1; }
+
+tmux new-session -d -s "$session" -x 110 -y 32 -c "$work/project" \
+    "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config TERM=xterm-256color \
+     $saki --provider openai-compatible --base-url $url/v1 -m main --fast-model fast \
+     --approval auto-edit; echo SAKI-EXITED-\$?; sleep 5"
+
+screen() { tmux capture-pane -p -t "$session"; }
+fail() {
+    echo "e2e-tui: FAILED: $1" >&2
+    echo "----- screen -----" >&2
+    screen >&2
+    exit 1
+}
+# wait_for PATTERN SECONDS: polls the screen until PATTERN (grep -E) shows up.
+wait_for() {
+    local deadline=$((SECONDS + $2))
+    while [ $SECONDS -lt $deadline ]; do
+        screen | grep -Eq "$1" && return 0
+        sleep 0.05
+    done
+    fail "did not see /$1/ within $2 s"
+}
+
+wait_for "/help for commands" 10
+tmux send-keys -t "$session" "what is in this folder?" Enter
+
+# Streaming: the start of the answer shows before its end has arrived.
+wait_for "The folder holds" 10
+if screen | grep -q "notes.txt next"; then
+    fail "the answer appeared all at once instead of streaming"
+fi
+echo "e2e-tui: saw the answer stream"
+wait_for "notes.txt next" 10
+
+# The suggestion appears as ghost text, and its speculation completes.
+wait_for "› add notes.txt" 10
+echo "e2e-tui: saw the suggestion"
+wait_for "· ready" 10
+[ ! -e "$work/project/notes.txt" ] || fail "the speculation wrote outside its overlay"
+
+tmux send-keys -t "$session" Tab
+sleep 0.2
+screen | grep -q "⇥ tab" && fail "Tab did not fill the suggestion in"
+tmux send-keys -t "$session" Enter
+wait_for "speculated ahead: applied notes.txt" 5
+wait_for "Added notes.txt with the summary." 5
+wait_for "› show notes.txt" 5
+[ "$(cat "$work/project/notes.txt")" = "alpha" ] || fail "notes.txt was not applied"
+echo "e2e-tui: Tab, Enter accepted the speculation; the pipelined suggestion shows"
+
+tmux send-keys -t "$session" C-d
+wait_for "SAKI-EXITED-0" 5
+echo "e2e-tui: passed"
