@@ -50,6 +50,8 @@ pub struct App {
     /// A turn (or compaction) is running.
     pub busy: bool,
     pub busy_since: Option<Instant>,
+    /// The latest time the app was told (keys, events, ticks): the status line's clock.
+    pub(crate) now: Option<Instant>,
     pub approvals: VecDeque<ApprovalRequest>,
     /// The reason being typed for a denial, when the person pressed `r`.
     pub deny_reason: Option<String>,
@@ -81,6 +83,7 @@ impl App {
             suggestion: SuggestionState::new(),
             busy: false,
             busy_since: None,
+            now: None,
             approvals: VecDeque::new(),
             deny_reason: None,
             picker: None,
@@ -131,6 +134,7 @@ impl App {
     /// Time passed: shows a suggestion whose delay is over, expires the quit hint.
     /// Returns true when the screen changed.
     pub fn tick(&mut self, now: Instant) -> bool {
+        self.now = Some(now);
         let mut changed = self.suggestion.tick(now);
         for outcome in self.suggestion.take_outcomes() {
             tracing::debug!(?outcome, "suggestion outcome");
@@ -159,6 +163,7 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        self.now = Some(now);
         if key.kind == KeyEventKind::Release {
             return;
         }
@@ -518,6 +523,7 @@ impl App {
 
     /// Applies what the engine reports.
     pub fn apply(&mut self, event: EngineEvent, now: Instant) {
+        self.now = Some(now);
         match event {
             EngineEvent::Status(status) => self.status = status,
             EngineEvent::TurnStarted => {

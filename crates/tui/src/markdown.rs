@@ -109,7 +109,10 @@ impl Renderer {
         let prefix = match self.item_prefix.take() {
             Some(marker) => {
                 let indent = self.indent();
-                let keep = indent.chars().count().saturating_sub(marker.chars().count());
+                let keep = indent
+                    .chars()
+                    .count()
+                    .saturating_sub(marker.chars().count());
                 let mut p: String = indent.chars().take(keep).collect();
                 p.push_str(&marker);
                 p
@@ -384,7 +387,16 @@ mod tests {
     fn code_blocks_show_their_language_and_keep_lines() {
         assert_eq!(
             plain("Look:\n\n```rust\nfn main() {\n    go();\n}\n```\nafter"),
-            vec!["Look:", "", "─ rust", "  fn main() {", "      go();", "  }", "", "after"]
+            vec![
+                "Look:",
+                "",
+                "─ rust",
+                "  fn main() {",
+                "      go();",
+                "  }",
+                "",
+                "after"
+            ]
         );
     }
 

@@ -174,7 +174,10 @@ impl App {
         if self.quit_armed.is_some() {
             spans.push(Span::styled(" press Ctrl+C again to quit ·", theme.warn()));
         } else if self.busy {
-            let secs = self.busy_since.map_or(0, |since| since.elapsed().as_secs());
+            let secs = match (self.busy_since, self.now) {
+                (Some(since), Some(now)) => now.saturating_duration_since(since).as_secs(),
+                _ => 0,
+            };
             spans.push(Span::styled(
                 format!(" working {secs}s · Esc cancels ·"),
                 theme.running(),

@@ -163,7 +163,9 @@ pub fn wrap(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
             .map(char_width)
             .sum();
         let fits = |row: &Row| row.width + word_trimmed <= width;
-        let row_has_text = rows.last().is_some_and(|r| r.width > indent_of(rows.len(), indent));
+        let row_has_text = rows
+            .last()
+            .is_some_and(|r| r.width > indent_of(rows.len(), indent));
         if rows.last().is_some_and(|r| !fits(r)) && row_has_text {
             if let Some(row) = rows.last_mut() {
                 row.trim_end();
@@ -231,10 +233,17 @@ mod tests {
 
     #[test]
     fn words_move_to_the_next_row_and_styles_survive() {
-        let line = Line::from(vec![Span::raw("hello "), "bold world".bold(), Span::raw(" again")]);
+        let line = Line::from(vec![
+            Span::raw("hello "),
+            "bold world".bold(),
+            Span::raw(" again"),
+        ]);
         let rows = wrap(&line, 11);
         assert_eq!(text(&rows), vec!["hello bold", "world again"]);
-        assert!(rows[1].spans[0].style.add_modifier.contains(ratatui::style::Modifier::BOLD));
+        assert!(rows[1].spans[0]
+            .style
+            .add_modifier
+            .contains(ratatui::style::Modifier::BOLD));
     }
 
     #[test]
