@@ -81,7 +81,7 @@ impl FileFinder {
             })
             .collect();
         // Files are sorted by length then name, and the sort is stable.
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
         scored
             .into_iter()
             .take(limit)
