@@ -3,6 +3,7 @@
 # provider. Types a prompt, watches the answer stream, waits for the suggestion, presses
 # Tab then Enter, and reads the accepted speculation off the screen.
 # Usage: scripts/e2e-tui.sh   (needs tmux; builds the binaries first)
+#        SAKI_E2E_SHOW=1 scripts/e2e-tui.sh   also prints the final screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "e2e-tui: tmux is not installed" >&2; exit 1; }
@@ -90,6 +91,7 @@ wait_for "› show notes.txt" 5
 [ "$(cat "$work/project/notes.txt")" = "alpha" ] || fail "notes.txt was not applied"
 echo "e2e-tui: Tab, Enter accepted the speculation; the pipelined suggestion shows"
 
+[ -n "${SAKI_E2E_SHOW:-}" ] && screen
 tmux send-keys -t "$session" C-d
 wait_for "SAKI-EXITED-0" 5
 echo "e2e-tui: passed"
