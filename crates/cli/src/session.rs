@@ -15,11 +15,15 @@ pub fn store() -> Result<SessionStore, String> {
         .ok_or_else(|| "cannot find a place for sessions: set XDG_DATA_HOME or HOME".to_owned())
 }
 
+/// Where the first write failure is reported (stderr unless set).
+pub type FailureReporter = Arc<dyn Fn(String) + Send + Sync>;
+
 /// Writes committed items to the session log; the first failure is reported once.
 #[derive(Clone)]
 pub struct Recorder {
     writer: Arc<Mutex<SessionWriter>>,
     failed: Arc<std::sync::atomic::AtomicBool>,
+    reporter: Option<FailureReporter>,
 }
 
 impl Recorder {
@@ -27,7 +31,15 @@ impl Recorder {
         Self {
             writer: Arc::new(Mutex::new(writer)),
             failed: Arc::default(),
+            reporter: None,
         }
+    }
+
+    /// Reports a write failure through `reporter` instead of stderr (the UI owns the
+    /// terminal).
+    pub fn with_reporter(mut self, reporter: FailureReporter) -> Self {
+        self.reporter = Some(reporter);
+        self
     }
 
     pub fn id(&self) -> String {
@@ -51,7 +63,13 @@ impl Recorder {
     fn report_failure(&self, result: Result<(), StoreError>) {
         if let Err(e) = result {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("warning: the session log could not be written; this session may not resume fully: {e}");
+                let message = format!(
+                    "the session log could not be written; this session may not resume fully: {e}"
+                );
+                match &self.reporter {
+                    Some(report) => report(message),
+                    None => eprintln!("warning: {message}"),
+                }
             }
         }
     }

@@ -7,8 +7,8 @@
 use super::bridge::{self, RecorderSlot, UiSender};
 use super::Setup;
 use crate::config::Resolved;
-use crate::exec::{build_system_prompt, ProviderArgs};
-use crate::session::{self, Resume};
+use crate::exec::ProviderArgs;
+use crate::session::Resume;
 use crate::setup;
 use saki_followup::{
     accept, generate_suggestion, suggestion_allowed, CacheSafeStore, Speculation,
@@ -18,7 +18,7 @@ use saki_llm_client::CancellationToken;
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
 use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
 use saki_tools::{ApprovalMode, SessionGrants, SharedMode, Workspace};
-use saki_tui::{Action, EngineEvent, Level, SessionEntry, SpecState, Status};
+use saki_tui::{Action, EngineEvent, Level, SpecState, Status};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -94,11 +94,11 @@ impl Engine {
         }
     }
 
-    fn send(&self, event: EngineEvent) {
+    pub(super) fn send(&self, event: EngineEvent) {
         let _ = self.ui.send(event);
     }
 
-    fn alert(&self, level: Level, message: impl Into<String>) {
+    pub(super) fn alert(&self, level: Level, message: impl Into<String>) {
         self.send(EngineEvent::Alert {
             level,
             message: message.into(),
@@ -117,7 +117,7 @@ impl Engine {
         }
     }
 
-    fn send_status(&self) {
+    pub(super) fn send_status(&self) {
         self.send(EngineEvent::Status(self.status()));
     }
 
@@ -384,7 +384,7 @@ impl Engine {
     }
 
     /// Aborts the background work and drops any finished speculation with its overlay.
-    fn discard_speculation(&mut self) {
+    pub(super) fn discard_speculation(&mut self) {
         if let Some(background) = self.background.take() {
             background.cancel.cancel();
             // The task ends soon; its speculation (if any) cleans up when dropped below.
@@ -400,30 +400,6 @@ impl Engine {
         if self.suggestions {
             self.send(EngineEvent::Speculation(SpecState::Idle));
         }
-    }
-
-    /// Creates the session log at the first prompt.
-    fn ensure_session(&mut self, prompt: &str) -> Result<(), String> {
-        if bridge::recorder(&self.slot).is_some() {
-            return Ok(());
-        }
-        let store = self
-            .store
-            .as_ref()
-            .ok_or("sessions cannot be saved: set XDG_DATA_HOME or HOME")?;
-        let system = self.worker.build_request().system.unwrap_or_default();
-        let opened = session::open(
-            store,
-            &Resume::New,
-            &self.workspace.root().display().to_string(),
-            &self.resolved.provider,
-            self.worker.model(),
-            prompt,
-            || system,
-        )
-        .map_err(|e| format!("this session will not be saved: {e}"))?;
-        bridge::set_recorder(&self.slot, Some(opened.recorder));
-        Ok(())
     }
 
     async fn compress(&mut self, actions: &mut UnboundedReceiver<Action>) -> bool {
@@ -471,84 +447,6 @@ impl Engine {
                 self.send_status();
             }
             Err(e) => self.alert(Level::Error, format!("cannot switch to {model}: {e}")),
-        }
-    }
-
-    fn new_session(&mut self) {
-        self.discard_speculation();
-        bridge::set_recorder(&self.slot, None);
-        self.grants.clear();
-        self.worker.set_history(Vec::new());
-        self.worker
-            .set_system_prompt(Some(build_system_prompt(self.workspace.root())));
-        self.tokens.store(0, Ordering::Relaxed);
-        self.cache = CacheSafeStore::default();
-        self.send(EngineEvent::History(Vec::new()));
-        self.alert(Level::Info, "new session");
-        self.send_status();
-    }
-
-    fn list_sessions(&self) {
-        let Some(store) = &self.store else {
-            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
-            return;
-        };
-        match store.list() {
-            Ok(metas) => {
-                let here = self.workspace.root().display().to_string();
-                let (mine, others): (Vec<_>, Vec<_>) =
-                    metas.into_iter().partition(|m| m.workspace == here);
-                let entries = mine
-                    .into_iter()
-                    .chain(others)
-                    .take(30)
-                    .map(|m| SessionEntry {
-                        age: session::ago(m.created),
-                        id: m.id,
-                        title: m.title,
-                        model: m.model,
-                    })
-                    .collect();
-                self.send(EngineEvent::Sessions(entries));
-            }
-            Err(e) => self.alert(Level::Error, format!("cannot list sessions: {e}")),
-        }
-    }
-
-    /// Continues an earlier session: its history replaces the transcript.
-    pub fn resume(&mut self, which: &Resume) {
-        let Some(store) = &self.store else {
-            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
-            return;
-        };
-        let loaded = match which {
-            Resume::Id(id) => store.load(id),
-            Resume::Last => store.latest_for(&self.workspace.root().display().to_string()),
-            Resume::New => return self.new_session(),
-        };
-        let root = self.workspace.root().to_path_buf();
-        let opened =
-            loaded.and_then(|l| session::continue_session(store, l, || build_system_prompt(&root)));
-        match opened {
-            Ok(opened) => {
-                self.discard_speculation();
-                self.grants.clear();
-                self.tokens.store(0, Ordering::Relaxed);
-                self.worker.set_history(opened.history.clone());
-                self.worker.set_system_prompt(Some(opened.system_prompt));
-                bridge::set_recorder(&self.slot, Some(opened.recorder));
-                self.cache = CacheSafeStore::default();
-                self.send(EngineEvent::History(opened.history));
-                for warning in opened.warnings {
-                    self.alert(Level::Warn, warning);
-                }
-                self.alert(
-                    Level::Info,
-                    format!("resumed session {} ({})", opened.meta.id, opened.meta.title),
-                );
-                self.send_status();
-            }
-            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
         }
     }
 }

@@ -1,0 +1,126 @@
+//! Sessions in the interactive UI: created at the first prompt, `/new`, `/resume`.
+
+use super::bridge;
+use super::engine::Engine;
+use crate::exec::build_system_prompt;
+use crate::session::{self, Recorder, Resume};
+use saki_followup::CacheSafeStore;
+use saki_tui::{EngineEvent, Level, SessionEntry};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+impl Engine {
+    /// A recorder whose write failures become alerts.
+    pub(super) fn reporting(&self, recorder: Recorder) -> Recorder {
+        let ui = self.ui.clone();
+        recorder.with_reporter(Arc::new(move |message| {
+            let _ = ui.send(EngineEvent::Alert {
+                level: Level::Warn,
+                message,
+            });
+        }))
+    }
+
+    /// Creates the session log at the first prompt.
+    pub(super) fn ensure_session(&mut self, prompt: &str) -> Result<(), String> {
+        if bridge::recorder(&self.slot).is_some() {
+            return Ok(());
+        }
+        let store = self
+            .store
+            .as_ref()
+            .ok_or("sessions cannot be saved: set XDG_DATA_HOME or HOME")?;
+        let system = self.worker.build_request().system.unwrap_or_default();
+        let opened = session::open(
+            store,
+            &Resume::New,
+            &self.workspace.root().display().to_string(),
+            &self.resolved.provider,
+            self.worker.model(),
+            prompt,
+            || system,
+        )
+        .map_err(|e| format!("this session will not be saved: {e}"))?;
+        bridge::set_recorder(&self.slot, Some(self.reporting(opened.recorder)));
+        Ok(())
+    }
+
+    pub(super) fn new_session(&mut self) {
+        self.discard_speculation();
+        bridge::set_recorder(&self.slot, None);
+        self.grants.clear();
+        self.worker.set_history(Vec::new());
+        self.worker
+            .set_system_prompt(Some(build_system_prompt(self.workspace.root())));
+        self.tokens.store(0, Ordering::Relaxed);
+        self.cache = CacheSafeStore::default();
+        self.send(EngineEvent::History(Vec::new()));
+        self.alert(Level::Info, "new session");
+        self.send_status();
+    }
+
+    pub(super) fn list_sessions(&self) {
+        let Some(store) = &self.store else {
+            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
+            return;
+        };
+        match store.list() {
+            Ok(metas) => {
+                let here = self.workspace.root().display().to_string();
+                let (mine, others): (Vec<_>, Vec<_>) =
+                    metas.into_iter().partition(|m| m.workspace == here);
+                let entries = mine
+                    .into_iter()
+                    .chain(others)
+                    .take(30)
+                    .map(|m| SessionEntry {
+                        age: session::ago(m.created),
+                        id: m.id,
+                        title: m.title,
+                        model: m.model,
+                    })
+                    .collect();
+                self.send(EngineEvent::Sessions(entries));
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot list sessions: {e}")),
+        }
+    }
+
+    /// Continues an earlier session: its history replaces the transcript.
+    pub(super) fn resume(&mut self, which: &Resume) {
+        let Some(store) = &self.store else {
+            self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
+            return;
+        };
+        let loaded = match which {
+            Resume::Id(id) => store.load(id),
+            Resume::Last => store.latest_for(&self.workspace.root().display().to_string()),
+            Resume::New => return self.new_session(),
+        };
+        let root = self.workspace.root().to_path_buf();
+        let opened =
+            loaded.and_then(|l| session::continue_session(store, l, || build_system_prompt(&root)));
+        match opened {
+            Ok(opened) => {
+                self.discard_speculation();
+                self.grants.clear();
+                self.tokens.store(0, Ordering::Relaxed);
+                self.worker.set_history(opened.history.clone());
+                self.worker.set_system_prompt(Some(opened.system_prompt));
+                let recorder = self.reporting(opened.recorder);
+                bridge::set_recorder(&self.slot, Some(recorder));
+                self.cache = CacheSafeStore::default();
+                self.send(EngineEvent::History(opened.history));
+                for warning in opened.warnings {
+                    self.alert(Level::Warn, warning);
+                }
+                self.alert(
+                    Level::Info,
+                    format!("resumed session {} ({})", opened.meta.id, opened.meta.title),
+                );
+                self.send_status();
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
+        }
+    }
+}
