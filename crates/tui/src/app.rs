@@ -60,6 +60,10 @@ pub struct App {
     finder: Option<(FileFinder, Instant)>,
     root: PathBuf,
     pub quit_armed: Option<Instant>,
+    /// Prompts sent while a turn ran; each goes when the turn before it ends.
+    pub queued: VecDeque<String>,
+    /// The person cancelled the running turn: queued prompts go back to the input.
+    cancelling: bool,
     /// Lines scrolled up from the bottom of the transcript.
     pub scroll: usize,
     /// Transcript rows on screen at the last draw (PgUp/PgDn move by half of it).
@@ -91,6 +95,8 @@ impl App {
             finder: None,
             root,
             quit_armed: None,
+            queued: VecDeque::new(),
+            cancelling: false,
             scroll: 0,
             page: 20,
             actions: Vec::new(),
@@ -104,8 +110,10 @@ impl App {
     }
 
     fn act(&mut self, action: Action) {
-        if action == Action::Quit {
-            self.quit = true;
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Cancel => self.cancelling = true,
+            _ => {}
         }
         self.actions.push(action);
     }
@@ -447,21 +455,36 @@ impl App {
             self.command(line.trim());
             return;
         }
+        let text = self.input.take();
         if self.busy {
-            self.transcript.alert(
-                Level::Info,
-                "a turn is running: press Esc to cancel it, or wait and send this then",
-            );
+            self.queued.push_back(text);
             return;
         }
-        let text = self.input.take();
         self.submit(text);
+    }
+
+    /// A turn ended: the next queued prompt goes, unless the person cancelled, when they
+    /// come back into the input to be edited or dropped.
+    fn turn_over(&mut self) {
+        self.busy = false;
+        self.busy_since = None;
+        if std::mem::take(&mut self.cancelling) {
+            if !self.queued.is_empty() && self.input.is_empty() {
+                let text: Vec<String> = self.queued.drain(..).collect();
+                self.input.set_text(&text.join("\n"));
+            }
+            return;
+        }
+        if let Some(next) = self.queued.pop_front() {
+            self.submit(next);
+        }
     }
 
     fn submit(&mut self, text: String) {
         if text.trim().is_empty() {
             return;
         }
+        self.cancelling = false;
         self.suggestion.clear();
         if self.spec != SpecState::Off {
             self.spec = SpecState::Idle;
@@ -535,12 +558,11 @@ impl App {
             EngineEvent::Committed(item) => self.transcript.commit(&item),
             EngineEvent::ToolStarted(ctx) => self.transcript.tool_started(&ctx),
             EngineEvent::TurnFinished { note } => {
-                self.busy = false;
-                self.busy_since = None;
                 self.transcript.end_turn();
                 if let Some((level, message)) = note {
                     self.transcript.alert(level, message);
                 }
+                self.turn_over();
             }
             EngineEvent::Alert { level, message } => self.transcript.alert(level, message),
             EngineEvent::Approval(request) => self.approvals.push_back(request),
@@ -573,14 +595,13 @@ impl App {
                     "speculated ahead: {files}; {:.1} s saved",
                     saved_ms as f64 / 1000.0
                 ));
-                self.busy = false;
-                self.busy_since = None;
                 self.scroll = 0;
                 if let Some(text) = pipelined {
-                    if self.input.is_empty() {
+                    if self.input.is_empty() && self.queued.is_empty() {
                         let _ = self.suggestion.offer_now(&text, now);
                     }
                 }
+                self.turn_over();
             }
             EngineEvent::History(items) => {
                 self.transcript.replace_with_history(&items);

@@ -72,10 +72,23 @@ impl App {
             }
             return lines;
         }
-        let mut lines = vec![Line::styled(
+        let mut lines: Vec<Line<'static>> = self
+            .queued
+            .iter()
+            .take(3)
+            .map(|q| {
+                let first = q.lines().next().unwrap_or("");
+                let room = usize::from(width).saturating_sub(10);
+                Line::styled(
+                    format!("  queued: {}", truncate(first, room)),
+                    self.theme.dim(),
+                )
+            })
+            .collect();
+        lines.push(Line::styled(
             "─".repeat(usize::from(width)),
             self.theme.border(),
-        )];
+        ));
         if let Some(ghost) = self.ghost() {
             let room = usize::from(width).saturating_sub(PROMPT.len() + 8);
             lines.push(Line::from(vec![
@@ -100,7 +113,8 @@ impl App {
     fn place_cursor(&self, frame: &mut Frame, area: Rect) {
         let (rows, (row, col)) = self.input.layout(input_width(area.width));
         let first = input_first_row(rows.len(), row) as u16;
-        let y = area.y + 1 + row.saturating_sub(first);
+        let above = self.queued.len().min(3) as u16 + 1;
+        let y = area.y + above + row.saturating_sub(first);
         let x = area.x + PROMPT.chars().count() as u16 + col;
         if y < area.y + area.height {
             frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), y));

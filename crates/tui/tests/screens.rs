@@ -396,3 +396,38 @@ fn at_popup_finds_files_and_tab_inserts_the_reference() {
     assert_eq!(app.input.text(), "look at @src/main.rs ");
     assert!(app.popup.is_none());
 }
+
+#[test]
+fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
+    use saki_tui::Action;
+    let mut app = app();
+    let now = Instant::now();
+    app.apply(EngineEvent::TurnStarted, now);
+    for c in "then this".chars() {
+        app.on_key(key(KeyCode::Char(c)), now);
+    }
+    app.on_key(key(KeyCode::Enter), now);
+    assert!(app.take_actions().is_empty());
+    assert!(screen(&mut app, 60, 8).contains("queued: then this"));
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    assert_eq!(
+        app.take_actions(),
+        vec![Action::Submit {
+            text: "then this".into()
+        }]
+    );
+
+    app.apply(EngineEvent::TurnStarted, now);
+    for c in "later".chars() {
+        app.on_key(key(KeyCode::Char(c)), now);
+    }
+    app.on_key(key(KeyCode::Enter), now);
+    app.on_key(key(KeyCode::Esc), now);
+    assert_eq!(app.take_actions(), vec![Action::Cancel]);
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    assert!(
+        app.take_actions().is_empty(),
+        "a cancelled turn sends nothing queued"
+    );
+    assert_eq!(app.input.text(), "later");
+}
