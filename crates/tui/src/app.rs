@@ -549,6 +549,7 @@ impl App {
         self.now = Some(now);
         match event {
             EngineEvent::Status(status) => self.status = status,
+            EngineEvent::Tokens(tokens) => self.status.tokens_used = tokens,
             EngineEvent::TurnStarted => {
                 self.busy = true;
                 self.busy_since = Some(now);

@@ -109,6 +109,8 @@ pub struct SessionEntry {
 #[derive(Debug)]
 pub enum EngineEvent {
     Status(Status),
+    /// Tokens in the context after the latest request (the status line's gauge).
+    Tokens(u64),
     /// A turn started running (the input stays editable; Esc cancels).
     TurnStarted,
     TextDelta(String),

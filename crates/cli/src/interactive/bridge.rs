@@ -65,16 +65,19 @@ pub fn observer(
         let _ = match event {
             WorkerEvent::Committed(item) => ui.send(EngineEvent::Committed(item.clone())),
             WorkerEvent::ToolStarted { ctx, .. } => ui.send(EngineEvent::ToolStarted(ctx.clone())),
-            WorkerEvent::Usage(usage) => {
-                if let Some(prompt) = usage.prompt_tokens(wire_api) {
-                    let output = usage.output_tokens.unwrap_or(0);
-                    tokens.store(prompt + output, Ordering::Relaxed);
+            WorkerEvent::Usage(usage) => match usage.prompt_tokens(wire_api) {
+                Some(prompt) => {
+                    let used = prompt + usage.output_tokens.unwrap_or(0);
+                    tokens.store(used, Ordering::Relaxed);
+                    ui.send(EngineEvent::Tokens(used))
                 }
-                Ok(())
-            }
+                None => Ok(()),
+            },
             WorkerEvent::Compacted(compaction) => {
                 if compaction.edit.is_some() {
-                    tokens.store(compaction.report.tokens_after, Ordering::Relaxed);
+                    let after = compaction.report.tokens_after;
+                    tokens.store(after, Ordering::Relaxed);
+                    let _ = ui.send(EngineEvent::Tokens(after));
                 }
                 let level = if compaction.report.status.is_failure() {
                     Level::Warn

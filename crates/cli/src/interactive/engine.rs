@@ -141,6 +141,11 @@ impl Engine {
                     false
                 }
                 Action::SetApproval(mode) => {
+                    // A speculation ran under the old mode's gate: its edits may not be
+                    // allowed under the new one.
+                    if mode != self.mode.get() {
+                        self.discard_speculation();
+                    }
                     self.mode.set(mode);
                     self.send_status();
                     false

@@ -216,3 +216,41 @@ async fn cancel_stops_a_stalled_turn_and_the_next_turn_runs() {
     assert!(next.iter().any(|e| matches!(e,
         EngineEvent::Committed(Item::AssistantText { text }) if text == "Fresh answer.")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_change_discards_a_ready_speculation() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("Empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("show notes.txt"));
+    server.push(Turn::text("I would need to write notes.txt; may I?"));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
+        .await;
+    h.send(Action::SetApproval(ApprovalMode::Default));
+    h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Idle)))
+        .await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let turn = h.until(turn_finished).await;
+    assert!(!turn
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Accepted { .. })));
+    assert!(!h.ws.path().join("notes.txt").exists());
+    assert_eq!(
+        server.requests().len(),
+        7,
+        "the suggestion ran as a normal turn"
+    );
+}
