@@ -294,37 +294,31 @@ impl Transcript {
         scroll: usize,
     ) -> (Vec<Line<'static>>, usize) {
         let need = usize::from(height) + scroll;
-        let mut chunks: Vec<&[Line<'static>]> = Vec::new();
-        let mut collected = 0;
         let theme = self.theme;
-        for entry in self.entries.iter_mut().rev() {
-            if collected >= need {
-                break;
-            }
-            let fresh = !matches!(&entry.cache, Some((w, _)) if *w == width);
-            if fresh {
+        // Walk up from the newest entry until the window is full: older entries are not
+        // touched, so the cost does not depend on the transcript's length.
+        let mut first = self.entries.len();
+        let mut collected = 0;
+        while first > 0 && collected < need {
+            first -= 1;
+            let entry = &mut self.entries[first];
+            if !matches!(&entry.cache, Some((w, _)) if *w == width) {
                 let lines = wrap::wrap_all(&render_entry(&entry.kind, &theme, width), width);
                 entry.cache = Some((width, lines));
                 self.rendered += 1;
             }
-            if let Some((_, lines)) = &entry.cache {
-                collected += lines.len();
-            }
+            collected += entry.cache.as_ref().map_or(0, |(_, lines)| lines.len());
         }
-        for entry in self.entries.iter().rev() {
-            if chunks.iter().map(|c| c.len()).sum::<usize>() >= need {
-                break;
-            }
-            if let Some((_, lines)) = &entry.cache {
-                chunks.push(lines);
-            }
-        }
-        let all: Vec<&Line<'static>> = chunks.iter().rev().flat_map(|c| c.iter()).collect();
-        let scroll = scroll.min(all.len().saturating_sub(usize::from(height)));
-        let end = all.len() - scroll;
+        let lines: Vec<&Line<'static>> = self.entries[first..]
+            .iter()
+            .filter_map(|e| e.cache.as_ref())
+            .flat_map(|(_, lines)| lines.iter())
+            .collect();
+        let scroll = scroll.min(lines.len().saturating_sub(usize::from(height)));
+        let end = lines.len() - scroll;
         let start = end.saturating_sub(usize::from(height));
         (
-            all[start..end].iter().map(|l| (*l).clone()).collect(),
+            lines[start..end].iter().map(|l| (*l).clone()).collect(),
             scroll,
         )
     }
@@ -401,4 +395,125 @@ fn render_entry(kind: &EntryKind, theme: &Theme, width: u16) -> Vec<Line<'static
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use saki_llm_worker::ToolResultStatus;
+
+    fn ctx(call: &str) -> ToolExecutionContext {
+        ToolExecutionContext {
+            call_id: call.into(),
+            batch_id: "b1".into(),
+            call_index: 0,
+        }
+    }
+
+    fn filled(n: usize) -> Transcript {
+        let mut t = Transcript::new(Theme::plain());
+        for i in 0..n {
+            t.commit(&Item::User {
+                text: format!("prompt {i}"),
+            });
+        }
+        t
+    }
+
+    #[test]
+    fn a_frame_renders_only_what_changed_and_what_is_visible() {
+        let mut t = filled(1_000);
+        t.window(40, 10, 0);
+        assert!(
+            t.take_render_count() <= 10,
+            "only the visible entries render"
+        );
+        t.window(40, 10, 0);
+        assert_eq!(t.take_render_count(), 0, "an unchanged frame is all cache");
+        t.text_delta("streaming");
+        t.window(40, 10, 0);
+        assert_eq!(t.take_render_count(), 1, "a delta re-renders its own entry");
+        t.window(30, 10, 0);
+        assert!(
+            t.take_render_count() > 1,
+            "a new width re-wraps what is visible"
+        );
+    }
+
+    #[test]
+    fn scrolling_is_clamped_at_the_top() {
+        let mut t = filled(3);
+        let (lines, scroll) = t.window(40, 4, 100);
+        assert_eq!(scroll, 2, "6 lines in all, 4 visible");
+        assert_eq!(lines[0].to_string(), "");
+        assert_eq!(lines[1].to_string(), "› prompt 0");
+    }
+
+    #[test]
+    fn streamed_text_is_finished_by_its_committed_item() {
+        let mut t = Transcript::new(Theme::plain());
+        t.thinking_delta("hmm ");
+        t.text_delta("Hel");
+        t.text_delta("lo");
+        t.commit(&Item::Thinking {
+            text: "hmm, fine".into(),
+            signature: None,
+        });
+        t.commit(&Item::AssistantText {
+            text: "Hello.".into(),
+        });
+        let kinds: Vec<&EntryKind> = t.kinds().collect();
+        assert_eq!(
+            kinds,
+            vec![
+                &EntryKind::Thinking {
+                    text: "hmm, fine".into(),
+                    streaming: false
+                },
+                &EntryKind::Assistant {
+                    text: "Hello.".into(),
+                    streaming: false
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_rows_follow_their_calls_and_end_turn_closes_the_rest() {
+        let mut t = Transcript::new(Theme::plain());
+        for call in ["c1", "c2"] {
+            t.commit(&Item::ToolCall {
+                name: "shell".into(),
+                arguments: r#"{"command":"ls"}"#.into(),
+                signature: None,
+                ctx: ctx(call),
+            });
+        }
+        t.tool_started(&ctx("c1"));
+        t.commit(&Item::ToolResult {
+            name: "shell".into(),
+            content: "denied by you".into(),
+            status: ToolResultStatus::Denied,
+            ctx: ctx("c1"),
+        });
+        t.end_turn();
+        let Some(EntryKind::Tools { rows, .. }) = t.kinds().next() else {
+            panic!("one tool group");
+        };
+        assert_eq!(t.len(), 1);
+        assert_eq!(rows[0].status, ToolRowStatus::Denied);
+        assert_eq!(rows[1].status, ToolRowStatus::Cancelled);
+    }
+
+    #[test]
+    fn attached_files_show_by_path() {
+        let mut t = Transcript::new(Theme::plain());
+        t.commit(&Item::System {
+            text: "[File: src/a.rs]\nfn a() {}".into(),
+        });
+        assert_eq!(
+            t.kinds().next(),
+            Some(&EntryKind::Info("attached src/a.rs".into()))
+        );
+    }
 }
