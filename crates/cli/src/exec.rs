@@ -23,11 +23,25 @@ pub struct ExecArgs {
     /// Print one JSON object per line (schema: docs/events.md) instead of plain text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// After the prompt, up to N times: predict the next prompt, run it speculatively in a
+    /// copy-on-write overlay, and accept it when it completed (a boundary runs it as a
+    /// normal turn under --approval).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub follow_ups: u32,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+/// Workspace, approval, session and turn limits: shared by `exec` and the interactive UI.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
     /// Run in this directory (the workspace) instead of the current one.
     #[arg(short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<PathBuf>,
-    /// When tool calls need approval: plan, default, auto-edit or yolo. exec cannot ask,
-    /// so a call that needs approval is denied and the model is told why.
+    /// When tool calls need approval: plan, default, auto-edit or yolo. `exec` cannot ask,
+    /// so there a call that needs approval is denied and the model is told why.
     #[arg(long, value_name = "MODE", default_value = "default")]
     pub approval: ApprovalMode,
     /// Continue an earlier session (`saki sessions` lists them): `--resume ID`, or
@@ -40,16 +54,31 @@ pub struct ExecArgs {
     /// With --resume: the newest session of this workspace.
     #[arg(long)]
     pub last: bool,
-    /// Most model requests in this turn.
+    /// Most model requests in one turn.
     #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: u32,
-    /// After the prompt, up to N times: predict the next prompt, run it speculatively in a
-    /// copy-on-write overlay, and accept it when it completed (a boundary runs it as a
-    /// normal turn under --approval).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub follow_ups: u32,
-    #[command(flatten)]
-    pub provider: ProviderArgs,
+}
+
+impl RunArgs {
+    /// The workspace directory: `--cd`, else the current directory.
+    pub fn dir(&self) -> PathBuf {
+        match &self.cd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    /// Which session to continue; `Err` for `--resume` without an id or `--last`.
+    pub fn resume(&self) -> Result<Resume, String> {
+        match (&self.resume, self.last) {
+            (_, true) => Ok(Resume::Last),
+            (Some(Some(id)), false) => Ok(Resume::Id(id.clone())),
+            (Some(None), false) => {
+                Err("--resume needs a session id, or --last (see `saki sessions`)".to_owned())
+            }
+            (None, false) => Ok(Resume::New),
+        }
+    }
 }
 
 /// Provider and model selection, shared by every command that talks to a model.
@@ -108,10 +137,7 @@ pub(crate) fn failed(json_mode: bool, kind: &str, message: &str) {
 
 pub async fn run(args: ExecArgs) -> ExitCode {
     let json_mode = args.json;
-    let dir = match &args.cd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-    };
+    let dir = args.run.dir();
     let workspace = match Workspace::new(&dir) {
         Ok(w) if w.root().is_dir() => Arc::new(w),
         _ => {
@@ -157,7 +183,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         .max_output_tokens
         .or(resolved.requested_max_output);
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
-    worker_config.max_turns = args.max_turns as usize;
+    worker_config.max_turns = args.run.max_turns as usize;
     let mut worker = Worker::new(client.clone(), tools, worker_config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,
@@ -172,25 +198,19 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     pod.stash(file_items);
     worker.add_interceptor(Arc::new(pod));
     worker.add_interceptor(Arc::new(ApprovalPolicy::new(
-        args.approval,
+        args.run.approval,
         Arc::new(DenyWithoutAsking),
     )));
     if !hooks.is_empty() {
         worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));
     }
 
-    let resume = match (&args.resume, args.last) {
-        (_, true) => Resume::Last,
-        (Some(Some(id)), false) => Resume::Id(id.clone()),
-        (Some(None), false) => {
-            failed(
-                json_mode,
-                "usage",
-                "--resume needs a session id, or --last (see `saki sessions`)",
-            );
+    let resume = match args.run.resume() {
+        Ok(resume) => resume,
+        Err(message) => {
+            failed(json_mode, "usage", &message);
             return ExitCode::Usage;
         }
-        (None, false) => Resume::New,
     };
     let workspace_key = workspace.root().display().to_string();
     let opened = session::store()
@@ -243,7 +263,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         emit(
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
-            "approval": args.approval, "cwd": workspace.root(), "session_id": recorder.id(),
+            "approval": args.run.approval, "cwd": workspace.root(), "session_id": recorder.id(),
             "resumed": !matches!(resume, Resume::New)}),
         );
     } else {
@@ -275,8 +295,12 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         .fast_model
         .clone()
         .unwrap_or(resolved.model.clone());
-    let speculator =
-        saki_followup::Speculator::new(worker.client().clone(), model, args.approval, workspace);
+    let speculator = saki_followup::Speculator::new(
+        worker.client().clone(),
+        model,
+        args.run.approval,
+        workspace,
+    );
     let follow_ups = FollowUps {
         count: args.follow_ups,
         speculator,

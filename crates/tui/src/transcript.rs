@@ -79,10 +79,6 @@ impl Transcript {
         self.entries.push(Entry { kind, cache: None });
     }
 
-    fn last_mut(&mut self) -> Option<&mut Entry> {
-        self.entries.last_mut()
-    }
-
     pub fn alert(&mut self, level: Level, message: impl Into<String>) {
         self.push(EntryKind::Alert {
             level,
@@ -95,38 +91,44 @@ impl Transcript {
     }
 
     pub fn text_delta(&mut self, delta: &str) {
-        if let Some(entry) = self.last_mut() {
-            if let EntryKind::Assistant {
-                text,
-                streaming: true,
-            } = &mut entry.kind
-            {
-                text.push_str(delta);
-                entry.cache = None;
-                return;
-            }
-        }
-        self.push(EntryKind::Assistant {
-            text: delta.to_owned(),
-            streaming: true,
-        });
+        self.stream(delta, true);
     }
 
     pub fn thinking_delta(&mut self, delta: &str) {
-        if let Some(entry) = self.last_mut() {
-            if let EntryKind::Thinking {
+        self.stream(delta, false);
+    }
+
+    /// Appends to the streaming answer (or thinking) at the end, or starts one.
+    fn stream(&mut self, delta: &str, assistant: bool) {
+        if let Some(entry) = self.entries.last_mut() {
+            let same = matches!(entry.kind, EntryKind::Assistant { .. }) == assistant;
+            if let EntryKind::Assistant {
+                text,
+                streaming: true,
+            }
+            | EntryKind::Thinking {
                 text,
                 streaming: true,
             } = &mut entry.kind
             {
-                text.push_str(delta);
-                entry.cache = None;
-                return;
+                if same {
+                    text.push_str(delta);
+                    entry.cache = None;
+                    return;
+                }
             }
         }
-        self.push(EntryKind::Thinking {
-            text: delta.to_owned(),
-            streaming: true,
+        let text = delta.to_owned();
+        self.push(if assistant {
+            EntryKind::Assistant {
+                text,
+                streaming: true,
+            }
+        } else {
+            EntryKind::Thinking {
+                text,
+                streaming: true,
+            }
         });
     }
 

@@ -9,7 +9,7 @@ mod sessions;
 mod tests;
 
 use crate::config::Resolved;
-use crate::exec::{build_system_prompt, ProviderArgs};
+use crate::exec::{build_system_prompt, ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
 use crate::session::{self, Resume};
 use crate::setup;
@@ -19,30 +19,16 @@ use saki_llm_client::ThinkingConfig;
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{Worker, WorkerConfig};
 use saki_pod::{PodInterceptor, SessionStore};
-use saki_tools::{ApprovalMode, ApprovalPolicy, SessionGrants, SharedMode, Workspace};
+use saki_tools::{ApprovalPolicy, SessionGrants, SharedMode, Workspace};
 use saki_tui::{App, Theme};
-use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// Flags for the interactive UI (the same as `exec` where they mean the same).
 #[derive(Debug, Clone, clap::Args)]
 pub struct InteractiveArgs {
-    /// Run in this directory (the workspace) instead of the current one.
-    #[arg(short = 'C', long = "cd", value_name = "DIR")]
-    pub cd: Option<PathBuf>,
-    /// When tool calls need approval: plan, default, auto-edit or yolo (Shift+Tab cycles).
-    #[arg(long, value_name = "MODE", default_value = "default")]
-    pub approval: ApprovalMode,
-    /// Continue an earlier session: `--resume ID`, or `--resume --last` (also `--last`).
-    #[arg(long, value_name = "ID", num_args = 0..=1)]
-    pub resume: Option<Option<String>>,
-    /// With --resume: the newest session of this workspace.
-    #[arg(long)]
-    pub last: bool,
-    /// Most model requests per turn.
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: u32,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Do not predict next prompts or speculate them (config: `suggestions = false`).
     #[arg(long)]
     pub no_suggestions: bool,
@@ -88,10 +74,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
 }
 
 async fn run_async(args: InteractiveArgs) -> ExitCode {
-    let dir = match &args.cd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-    };
+    let dir = args.run.dir();
     let workspace = match Workspace::new(&dir) {
         Ok(w) if w.root().is_dir() => Arc::new(w),
         _ => {
@@ -99,14 +82,12 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let resume = match (&args.resume, args.last) {
-        (_, true) => Resume::Last,
-        (Some(Some(id)), false) => Resume::Id(id.clone()),
-        (Some(None), false) => {
-            eprintln!("error: --resume needs a session id, or --last (see `saki sessions`)");
+    let resume = match args.run.resume() {
+        Ok(resume) => resume,
+        Err(message) => {
+            eprintln!("error: {message}");
             return ExitCode::Usage;
         }
-        (None, false) => Resume::New,
     };
     let (ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
     let (action_tx, action_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -169,7 +150,7 @@ fn build(
         .max_output_tokens
         .or(resolved.requested_max_output);
     config.thinking = args.provider.thinking.then(ThinkingConfig::default);
-    config.max_turns = args.max_turns as usize;
+    config.max_turns = args.run.max_turns as usize;
     let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,
@@ -180,7 +161,7 @@ fn build(
     worker.set_system_prompt(Some(build_system_prompt(workspace.root())));
     let pod = Arc::new(PodInterceptor::default());
     worker.add_interceptor(pod.clone());
-    let mode = SharedMode::new(args.approval);
+    let mode = SharedMode::new(args.run.approval);
     let grants = Arc::new(SessionGrants::default());
     worker.add_interceptor(Arc::new(ApprovalPolicy::shared(
         mode.clone(),

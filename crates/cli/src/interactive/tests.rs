@@ -5,7 +5,7 @@
 use super::engine::Engine;
 use super::{build, InteractiveArgs};
 use crate::config::{self, FileConfig, Overrides};
-use crate::exec::ProviderArgs;
+use crate::exec::{ProviderArgs, RunArgs};
 use saki_llm_worker::{Item, ToolResultStatus};
 use saki_testkit::{MockServer, Turn};
 use saki_tools::{Approval, ApprovalMode, Workspace};
@@ -33,11 +33,14 @@ fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness 
     };
     let resolved = config::resolve(&FileConfig::default(), &overrides, &|_| None).unwrap();
     let args = InteractiveArgs {
-        cd: None,
-        approval: mode,
-        resume: None,
-        last: false,
-        max_turns: 10,
+        run: RunArgs {
+            cd: None,
+            approval: mode,
+            resume: None,
+            add_dir: Vec::new(),
+            last: false,
+            max_turns: 10,
+        },
         no_suggestions: !suggestions,
         provider: ProviderArgs::default(),
     };
