@@ -91,8 +91,9 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
     Turn::new().with_tool_call(id, name, args.to_string())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit() {
+/// A first turn (two assistant messages, so a suggestion is allowed), its suggestion
+/// "add notes.txt", the speculation that writes notes.txt, and the pipelined suggestion.
+fn notes_plan() -> MockServer {
     let server = MockServer::start().unwrap();
     server.push(call("c1", "ls", json!({"path": "."})));
     server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
@@ -104,6 +105,12 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
     ));
     server.push(Turn::text("Added notes.txt."));
     server.push(Turn::text("show notes.txt"));
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit() {
+    let server = notes_plan();
     let mut h = start(&server, ApprovalMode::AutoEdit, true);
     h.send(Action::Submit {
         text: "hello".into(),
@@ -222,17 +229,7 @@ async fn cancel_stops_a_stalled_turn_and_the_next_turn_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mode_change_discards_a_ready_speculation() {
-    let server = MockServer::start().unwrap();
-    server.push(call("c1", "ls", json!({"path": "."})));
-    server.push(Turn::text("Empty. Shall I add notes.txt?"));
-    server.push(Turn::text("add notes.txt"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "hi\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
-    server.push(Turn::text("show notes.txt"));
+    let server = notes_plan();
     server.push(Turn::text("I would need to write notes.txt; may I?"));
     let mut h = start(&server, ApprovalMode::AutoEdit, true);
     h.send(Action::Submit {
