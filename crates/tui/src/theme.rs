@@ -101,3 +101,24 @@ impl Theme {
         self.fg(Color::Cyan)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_theme_sends_no_colour_only_modifiers() {
+        let plain = Theme::plain();
+        for style in [
+            plain.added(),
+            plain.removed(),
+            plain.user(),
+            plain.error(),
+            plain.link(),
+        ] {
+            assert_eq!((style.fg, style.bg), (None, None));
+        }
+        assert!(plain.error().add_modifier.contains(Modifier::BOLD));
+        assert_eq!(Theme::colored().added().fg, Some(Color::Green));
+    }
+}

@@ -431,3 +431,22 @@ fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
     );
     assert_eq!(app.input.text(), "later");
 }
+
+#[test]
+fn ctrl_c_during_an_approval_denies_it_and_cancels_the_turn() {
+    use saki_tui::Action;
+    let mut app = app();
+    let now = Instant::now();
+    app.apply(EngineEvent::TurnStarted, now);
+    let mut answer = approval(&mut app, "rm -rf build", None);
+    app.on_key(
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        now,
+    );
+    assert!(matches!(
+        answer.try_recv().unwrap(),
+        saki_tools::Approval::Deny(_)
+    ));
+    assert_eq!(app.take_actions(), vec![Action::Cancel]);
+    assert!(app.approvals.is_empty());
+}
