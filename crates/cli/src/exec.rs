@@ -68,6 +68,22 @@ impl RunArgs {
         }
     }
 
+    /// The workspace: `dir()` as its root, each `--add-dir` as another root. `Err` names
+    /// the directory that does not exist.
+    pub fn workspace(&self) -> Result<Arc<Workspace>, String> {
+        let dir = self.dir();
+        let mut workspace = match Workspace::new(&dir) {
+            Ok(w) if w.root().is_dir() => w,
+            _ => return Err(format!("not a directory: {}", dir.display())),
+        };
+        for extra in &self.add_dir {
+            if !extra.is_dir() || workspace.add_root(extra).is_err() {
+                return Err(format!("--add-dir: not a directory: {}", extra.display()));
+            }
+        }
+        Ok(Arc::new(workspace))
+    }
+
     /// Which session to continue; `Err` for `--resume` without an id or `--last`.
     pub fn resume(&self) -> Result<Resume, String> {
         match (&self.resume, self.last) {
@@ -137,15 +153,10 @@ pub(crate) fn failed(json_mode: bool, kind: &str, message: &str) {
 
 pub async fn run(args: ExecArgs) -> ExitCode {
     let json_mode = args.json;
-    let dir = args.run.dir();
-    let workspace = match Workspace::new(&dir) {
-        Ok(w) if w.root().is_dir() => Arc::new(w),
-        _ => {
-            failed(
-                json_mode,
-                "usage",
-                &format!("not a directory: {}", dir.display()),
-            );
+    let workspace = match args.run.workspace() {
+        Ok(w) => w,
+        Err(message) => {
+            failed(json_mode, "usage", &message);
             return ExitCode::Usage;
         }
     };

@@ -462,3 +462,33 @@ fn agents_md_reaches_the_system_prompt_and_the_base_prompt_stays_small() {
         .unwrap();
     assert!(total < 2000, "{out}");
 }
+
+#[test]
+fn add_dir_lets_references_and_tools_reach_another_directory() {
+    let e = env();
+    let other = e.home.path().join("shared");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("spec.md"), "the shared spec\n").unwrap();
+    let spec = other.join("spec.md").canonicalize().unwrap();
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Read it."));
+    let base = server.openai_url();
+    let prompt = format!("summarise @{}", spec.display());
+    let run = |extra: &[&str]| {
+        let mut cmd = e.saki();
+        cmd.args(["exec", "--json", "--base-url", &base, "--model", "m"]);
+        cmd.args(extra).arg(&prompt);
+        cmd.assert()
+    };
+    run(&["--add-dir", other.to_str().unwrap()]).success();
+    let user = server.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(user.contains("the shared spec"), "{user}");
+    run(&["--add-dir", "/nonexistent/dir"])
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--add-dir: not a directory: /nonexistent/dir",
+        ));
+}

@@ -74,11 +74,10 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
 }
 
 async fn run_async(args: InteractiveArgs) -> ExitCode {
-    let dir = args.run.dir();
-    let workspace = match Workspace::new(&dir) {
-        Ok(w) if w.root().is_dir() => Arc::new(w),
-        _ => {
-            eprintln!("error: not a directory: {}", dir.display());
+    let workspace = match args.run.workspace() {
+        Ok(w) => w,
+        Err(message) => {
+            eprintln!("error: {message}");
             return ExitCode::Usage;
         }
     };
