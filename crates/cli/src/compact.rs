@@ -63,7 +63,8 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             return fail(json_mode, "usage", message, ExitCode::Usage);
         }
     };
-    let opened = match loaded.and_then(|l| session::continue_session(&store, l, String::new)) {
+    let opened = match loaded.and_then(|l| session::continue_session(&store, l, String::new, None))
+    {
         Ok(o) => o,
         Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
     };

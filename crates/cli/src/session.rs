@@ -148,7 +148,7 @@ pub fn open(
         Resume::Id(id) => store.load(id)?,
         Resume::Last => store.latest_for(workspace)?,
     };
-    continue_session(store, loaded, system_prompt)
+    continue_session(store, loaded, system_prompt, None)
 }
 
 /// Continues a loaded session: appends to its file, closes dangling tool calls (recorded,
@@ -158,13 +158,17 @@ pub fn continue_session(
     store: &SessionStore,
     loaded: LoadedSession,
     fallback: impl FnOnce() -> String,
+    reporter: Option<FailureReporter>,
 ) -> Result<Opened, StoreError> {
     let warnings = loaded
         .warnings
         .iter()
         .map(|w| format!("session {}: {w}", loaded.meta.id))
         .collect();
-    let recorder = Recorder::new(store.append_to(&loaded)?);
+    let mut recorder = Recorder::new(store.append_to(&loaded)?);
+    if let Some(reporter) = reporter {
+        recorder = recorder.with_reporter(reporter);
+    }
     let mut items = loaded.items;
     for item in close_dangling_calls(&mut items) {
         recorder.record(&item);

@@ -3,22 +3,22 @@
 use super::bridge;
 use super::engine::Engine;
 use crate::exec::build_system_prompt;
-use crate::session::{self, Recorder, Resume};
+use crate::session::{self, FailureReporter, Resume};
 use saki_followup::CacheSafeStore;
 use saki_tui::{EngineEvent, Level, SessionEntry};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl Engine {
-    /// A recorder whose write failures become alerts.
-    pub(super) fn reporting(&self, recorder: Recorder) -> Recorder {
+    /// Turns session-log write failures into alerts (the UI owns the terminal).
+    fn reporter(&self) -> FailureReporter {
         let ui = self.ui.clone();
-        recorder.with_reporter(Arc::new(move |message| {
+        Arc::new(move |message| {
             let _ = ui.send(EngineEvent::Alert {
                 level: Level::Warn,
                 message,
             });
-        }))
+        })
     }
 
     /// Creates the session log at the first prompt.
@@ -41,7 +41,8 @@ impl Engine {
             || system,
         )
         .map_err(|e| format!("this session will not be saved: {e}"))?;
-        bridge::set_recorder(&self.slot, Some(self.reporting(opened.recorder)));
+        let recorder = opened.recorder.with_reporter(self.reporter());
+        bridge::set_recorder(&self.slot, Some(recorder));
         Ok(())
     }
 
@@ -98,8 +99,10 @@ impl Engine {
             Resume::New => return self.new_session(),
         };
         let root = self.workspace.root().to_path_buf();
-        let opened =
-            loaded.and_then(|l| session::continue_session(store, l, || build_system_prompt(&root)));
+        let reporter = Some(self.reporter());
+        let opened = loaded.and_then(|l| {
+            session::continue_session(store, l, || build_system_prompt(&root), reporter)
+        });
         match opened {
             Ok(opened) => {
                 self.discard_speculation();
@@ -107,8 +110,7 @@ impl Engine {
                 self.tokens.store(0, Ordering::Relaxed);
                 self.worker.set_history(opened.history.clone());
                 self.worker.set_system_prompt(Some(opened.system_prompt));
-                let recorder = self.reporting(opened.recorder);
-                bridge::set_recorder(&self.slot, Some(recorder));
+                bridge::set_recorder(&self.slot, Some(opened.recorder));
                 self.cache = CacheSafeStore::default();
                 self.send(EngineEvent::History(opened.history));
                 for warning in opened.warnings {

@@ -254,3 +254,37 @@ async fn a_mode_change_discards_a_ready_speculation() {
         "the suggestion ran as a normal turn"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_and_resume_swap_the_history_and_list_the_saved_session() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("First answer."));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit {
+        text: "remember me".into(),
+    });
+    h.until(turn_finished).await;
+    h.send(Action::NewSession);
+    let new = h.until(|e| matches!(e, EngineEvent::History(_))).await;
+    assert!(matches!(new.last(), Some(EngineEvent::History(items)) if items.is_empty()));
+    h.send(Action::ListSessions);
+    let listed = h.until(|e| matches!(e, EngineEvent::Sessions(_))).await;
+    let Some(EngineEvent::Sessions(sessions)) = listed.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        sessions.len(),
+        1,
+        "the new session has no prompt yet, so no file"
+    );
+    assert_eq!(sessions[0].title, "remember me");
+    h.send(Action::Resume {
+        id: sessions[0].id.clone(),
+    });
+    let resumed = h.until(|e| matches!(e, EngineEvent::History(_))).await;
+    let Some(EngineEvent::History(items)) = resumed.last() else {
+        unreachable!()
+    };
+    assert!(matches!(&items[0], Item::User { text } if text == "remember me"));
+    assert!(matches!(&items[1], Item::AssistantText { text } if text == "First answer."));
+}
