@@ -94,4 +94,24 @@ echo "e2e-tui: Tab, Enter accepted the speculation; the pipelined suggestion sho
 [ -n "${SAKI_E2E_SHOW:-}" ] && screen
 tmux send-keys -t "$session" C-d
 wait_for "SAKI-EXITED-0" 5
+
+# The conversation was saved: --resume --last brings it back.
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x 110 -y 32 -c "$work/project" \
+    "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config \
+     $saki --base-url $url/v1 -m main --no-suggestions --resume --last; echo SAKI-EXITED-\$?; sleep 5"
+wait_for "resumed session" 5
+wait_for "› add notes.txt" 5
+screen | grep -q "Added notes.txt with the summary." || fail "the resumed history is incomplete"
+tmux send-keys -t "$session" "/quit" Enter
+wait_for "SAKI-EXITED-0" 5
+echo "e2e-tui: --resume --last shows the saved conversation; /quit exits"
+
+# A session that does not exist is an error before the UI opens.
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x 110 -y 10 -c "$work/project" \
+    "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config \
+     $saki --base-url $url/v1 -m main --resume no-such-session; echo SAKI-EXITED-\$?; sleep 5"
+wait_for "SAKI-EXITED-2" 5
+screen | grep -q "no-such-session" || fail "the missing session was not named"
 echo "e2e-tui: passed"

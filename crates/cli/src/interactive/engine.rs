@@ -8,7 +8,6 @@ use super::bridge::{self, RecorderSlot, UiSender};
 use super::Setup;
 use crate::config::Resolved;
 use crate::exec::ProviderArgs;
-use crate::session::Resume;
 use crate::setup;
 use saki_followup::{
     accept, generate_suggestion, suggestion_allowed, CacheSafeStore, Speculation,
@@ -159,7 +158,7 @@ impl Engine {
                     false
                 }
                 Action::Resume { id } => {
-                    self.resume(&Resume::Id(id));
+                    self.resume(&id);
                     false
                 }
                 Action::Dismiss => {

@@ -90,11 +90,32 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     };
     let (ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
     let (action_tx, action_rx) = tokio::sync::mpsc::unbounded_channel();
-    let resolved = setup::resolve(workspace.root(), &args.provider, None)
+    let store = session::store();
+    // A session to resume is loaded first: it fails before the UI opens, and its provider
+    // and model are used unless flags name others (as in `exec`).
+    let loaded = match (&resume, &store) {
+        (Resume::New, _) => Ok(None),
+        (_, Err(e)) => Err(e.clone()),
+        (Resume::Id(id), Ok(store)) => store.load(id).map(Some).map_err(|e| e.to_string()),
+        (Resume::Last, Ok(store)) => store
+            .latest_for(&workspace.root().display().to_string())
+            .map(Some)
+            .map_err(|e| e.to_string()),
+    };
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::Usage;
+        }
+    };
+    let session = loaded
+        .as_ref()
+        .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
+    let resolved = setup::resolve(workspace.root(), &args.provider, session)
         .map_err(|e| (ExitCode::Config, e.to_string()));
     let setup = match resolved.and_then(|(resolved, hooks)| {
-        let store = session::store().ok();
-        build(&args, resolved, hooks, workspace.clone(), ui_tx, store)
+        build(&args, resolved, hooks, workspace.clone(), ui_tx, store.ok())
     }) {
         Ok(s) => s,
         Err((code, message)) => {
@@ -104,8 +125,8 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     };
     let suggestions = setup.suggestions;
     let mut engine = Engine::new(setup);
-    if !matches!(resume, Resume::New) {
-        engine.resume(&resume);
+    if let Some(loaded) = loaded {
+        engine.continue_loaded(loaded);
     }
     let app = App::new(
         engine.status(),

@@ -5,6 +5,7 @@ use super::engine::Engine;
 use crate::exec::build_system_prompt;
 use crate::session::{self, FailureReporter, Resume};
 use saki_followup::CacheSafeStore;
+use saki_pod::LoadedSession;
 use saki_tui::{EngineEvent, Level, SessionEntry};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -87,22 +88,28 @@ impl Engine {
         }
     }
 
-    /// Continues an earlier session: its history replaces the transcript.
-    pub(super) fn resume(&mut self, which: &Resume) {
+    /// Continues an earlier session by id (`/resume`).
+    pub(super) fn resume(&mut self, id: &str) {
         let Some(store) = &self.store else {
             self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
             return;
         };
-        let loaded = match which {
-            Resume::Id(id) => store.load(id),
-            Resume::Last => store.latest_for(&self.workspace.root().display().to_string()),
-            Resume::New => return self.new_session(),
+        match store.load(id) {
+            Ok(loaded) => self.continue_loaded(loaded),
+            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
+        }
+    }
+
+    /// Continues a loaded session: its history replaces the transcript.
+    pub(super) fn continue_loaded(&mut self, loaded: LoadedSession) {
+        let Some(store) = &self.store else {
+            return;
         };
         let root = self.workspace.root().to_path_buf();
         let reporter = Some(self.reporter());
-        let opened = loaded.and_then(|l| {
-            session::continue_session(store, l, || build_system_prompt(&root), reporter)
-        });
+        let recorded = (loaded.meta.provider.clone(), loaded.meta.model.clone());
+        let opened =
+            session::continue_session(store, loaded, || build_system_prompt(&root), reporter);
         match opened {
             Ok(opened) => {
                 self.discard_speculation();
@@ -116,10 +123,23 @@ impl Engine {
                 for warning in opened.warnings {
                     self.alert(Level::Warn, warning);
                 }
-                self.alert(
-                    Level::Info,
-                    format!("resumed session {} ({})", opened.meta.id, opened.meta.title),
-                );
+                let mut note =
+                    format!("resumed session {} ({})", opened.meta.id, opened.meta.title);
+                if recorded
+                    != (
+                        self.resolved.provider.clone(),
+                        self.worker.model().to_owned(),
+                    )
+                {
+                    note.push_str(&format!(
+                        "; it was recorded with {}/{}, it continues with {}/{}",
+                        recorded.0,
+                        recorded.1,
+                        self.resolved.provider,
+                        self.worker.model()
+                    ));
+                }
+                self.alert(Level::Info, note);
                 self.send_status();
             }
             Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
