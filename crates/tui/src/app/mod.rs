@@ -2,12 +2,9 @@
 //! terminal loop in `terminal.rs`. Everything here is synchronous and clock-injected,
 //! so tests drive it key by key.
 
-use crate::commands::{self, Command};
 use crate::finder::{FileFinder, FileMatch};
 use crate::input::InputEditor;
-use crate::protocol::{
-    Action, ApprovalRequest, EngineEvent, Level, SessionEntry, SpecState, Status,
-};
+use crate::protocol::{Action, ApprovalRequest, SessionEntry, SpecState, Status};
 use crate::theme::Theme;
 use crate::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -18,6 +15,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A second Ctrl+C within this time on an idle, empty prompt quits.
+mod events;
+
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// Files the `@` finder indexes at most.
 const FINDER_LIMIT: usize = 50_000;
@@ -492,133 +491,5 @@ impl App {
         self.scroll = 0;
         self.busy = true;
         self.act(Action::Submit { text });
-    }
-
-    fn command(&mut self, line: &str) {
-        let command = match commands::parse(line) {
-            Ok(c) => c,
-            Err(message) => {
-                self.transcript.alert(Level::Warn, message);
-                return;
-            }
-        };
-        let needs_idle = matches!(
-            command,
-            Command::Compress
-                | Command::New
-                | Command::Resume(_)
-                | Command::Model { name: Some(_), .. }
-        );
-        if needs_idle && self.busy {
-            self.transcript
-                .alert(Level::Info, "wait for the turn to finish (Esc cancels it)");
-            return;
-        }
-        match command {
-            Command::Help => self.transcript.info(commands::HELP),
-            Command::Quit => self.act(Action::Quit),
-            Command::Compress => self.act(Action::Compress),
-            Command::New => self.act(Action::NewSession),
-            Command::Resume(None) => self.act(Action::ListSessions),
-            Command::Resume(Some(id)) => self.act(Action::Resume { id }),
-            Command::Model { name: None, .. } => {
-                let fast = self.status.fast_model.as_deref().unwrap_or("(same)");
-                self.transcript
-                    .info(format!("model: {} · fast model: {fast}", self.status.model));
-            }
-            Command::Model {
-                name: Some(model),
-                fast,
-            } => self.act(Action::SetModel { model, fast }),
-            Command::Approval(None) => {
-                let mode = self.status.approval.map_or("default", |m| m.as_str());
-                self.transcript.info(format!(
-                    "approval mode: {mode} (plan, default, auto-edit, yolo; Shift+Tab cycles)"
-                ));
-            }
-            Command::Approval(Some(mode)) => {
-                self.status.approval = Some(mode);
-                self.transcript.info(format!("approval mode: {mode}"));
-                self.act(Action::SetApproval(mode));
-            }
-        }
-    }
-
-    /// Applies what the engine reports.
-    pub fn apply(&mut self, event: EngineEvent, now: Instant) {
-        self.now = Some(now);
-        match event {
-            EngineEvent::Status(status) => self.status = status,
-            EngineEvent::Tokens(tokens) => self.status.tokens_used = tokens,
-            EngineEvent::TurnStarted => {
-                self.busy = true;
-                self.busy_since = Some(now);
-            }
-            EngineEvent::TextDelta(delta) => self.transcript.text_delta(&delta),
-            EngineEvent::ThinkingDelta(delta) => self.transcript.thinking_delta(&delta),
-            EngineEvent::Committed(item) => self.transcript.commit(&item),
-            EngineEvent::ToolStarted(ctx) => self.transcript.tool_started(&ctx),
-            EngineEvent::TurnFinished { note } => {
-                self.transcript.end_turn();
-                if let Some((level, message)) = note {
-                    self.transcript.alert(level, message);
-                }
-                self.turn_over();
-            }
-            EngineEvent::Alert { level, message } => self.transcript.alert(level, message),
-            EngineEvent::Approval(request) => self.approvals.push_back(request),
-            EngineEvent::Suggestion(text) => {
-                if self.input.is_empty() && !self.busy {
-                    let _ = self.suggestion.offer(&text, now);
-                }
-            }
-            EngineEvent::Speculation(state) => {
-                if self.spec != SpecState::Off {
-                    self.spec = state;
-                }
-            }
-            EngineEvent::Accepted {
-                items,
-                files,
-                saved_ms,
-                pipelined,
-            } => {
-                for item in &items {
-                    self.transcript.commit(item);
-                }
-                self.transcript.end_turn();
-                let files = if files.is_empty() {
-                    "no files changed".to_owned()
-                } else {
-                    format!("applied {}", files.join(", "))
-                };
-                self.transcript.info(format!(
-                    "speculated ahead: {files}; {:.1} s saved",
-                    saved_ms as f64 / 1000.0
-                ));
-                self.scroll = 0;
-                if let Some(text) = pipelined {
-                    if self.input.is_empty() && self.queued.is_empty() {
-                        let _ = self.suggestion.offer_now(&text, now);
-                    }
-                }
-                self.turn_over();
-            }
-            EngineEvent::History(items) => {
-                self.transcript.replace_with_history(&items);
-                self.suggestion.clear();
-                self.scroll = 0;
-            }
-            EngineEvent::Sessions(sessions) => {
-                if sessions.is_empty() {
-                    self.transcript.info("no saved sessions yet");
-                } else {
-                    self.picker = Some(Picker {
-                        sessions,
-                        selected: 0,
-                    });
-                }
-            }
-        }
     }
 }
