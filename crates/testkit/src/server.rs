@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use std::collections::VecDeque;
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -35,6 +36,8 @@ impl RecordedRequest {
 struct Shared {
     replies: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
+    /// Where each request body is appended as one JSON line, if anywhere.
+    log: Option<std::fs::File>,
 }
 
 type SharedState = Arc<Mutex<Shared>>;
@@ -123,6 +126,12 @@ impl MockServer {
     pub fn pending_replies(&self) -> usize {
         lock(&self.state).replies.len()
     }
+
+    /// From now on, appends every request body to `file` as one line of compact JSON
+    /// (a body that is not JSON is written as a JSON string), as it arrives.
+    pub fn log_requests_to(&self, file: std::fs::File) {
+        lock(&self.state).log = Some(file);
+    }
 }
 
 impl Drop for MockServer {
@@ -145,6 +154,15 @@ async fn handle(State(state): State<SharedState>, request: Request) -> Response 
     let model = model_of(&path, &body);
     let reply = {
         let mut shared = lock(&state);
+        if let Some(log) = &mut shared.log {
+            let line = if body.is_null() && raw_body.trim_ascii() != b"null" {
+                serde_json::Value::String(String::from_utf8_lossy(&raw_body).into_owned())
+            } else {
+                body.clone()
+            };
+            // Logging is for debugging scripts; a full disk must not fail the reply.
+            let _ = writeln!(log, "{line}");
+        }
         shared.requests.push(RecordedRequest {
             method: parts.method.to_string(),
             path: path.clone(),

@@ -1,11 +1,14 @@
 //! The `@` file finder: the workspace's files (as `git` would see them: .gitignore and
-//! .ignore respected, hidden entries skipped), ranked by nucleo's fuzzy path matcher.
+//! .ignore respected, hidden entries and `.git` skipped, in a repository or not), ranked
+//! by nucleo's fuzzy path matcher.
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
+use std::cmp::Reverse;
 use std::path::Path;
 
 pub struct FileFinder {
+    /// Workspace-relative, `/`-separated; shortest first, then alphabetical.
     files: Vec<String>,
     matcher: Matcher,
 }
@@ -14,17 +17,23 @@ pub struct FileFinder {
 pub struct FileMatch {
     /// Workspace-relative, `/`-separated.
     pub path: String,
-    /// Char indices of the matched characters, for highlighting.
+    /// Char indices (not bytes) of the matched characters, ascending, for highlighting.
     pub indices: Vec<usize>,
 }
 
 impl FileFinder {
-    /// Walks `root` for up to `limit` files.
+    /// Walks `root` for up to `limit` regular files. Directories are visited in name
+    /// order, so which files a full walk keeps does not change between scans. Paths that
+    /// are not UTF-8 are left out: they could not be written as an `@` reference.
     pub fn scan(root: &Path, limit: usize) -> FileFinder {
         let mut files = Vec::new();
         let walker = ignore::WalkBuilder::new(root)
             .hidden(true)
+            .git_ignore(true)
+            .ignore(true)
             .require_git(false)
+            .filter_entry(|entry| entry.file_name() != ".git")
+            .sort_by_file_name(|a, b| a.cmp(b))
             .build();
         for entry in walker.flatten() {
             if files.len() >= limit {
@@ -33,15 +42,18 @@ impl FileFinder {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            if let Ok(relative) = entry.path().strip_prefix(root) {
-                let path: Vec<String> = relative
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                files.push(path.join("/"));
+            let Ok(relative) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            let parts: Option<Vec<&str>> = relative
+                .components()
+                .map(|c| c.as_os_str().to_str())
+                .collect();
+            if let Some(parts) = parts.filter(|p| !p.is_empty()) {
+                files.push(parts.join("/"));
             }
         }
-        files.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        files.sort_by_cached_key(|path| (path.chars().count(), path.clone()));
         FileFinder {
             files,
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
@@ -56,8 +68,8 @@ impl FileFinder {
         self.files.is_empty()
     }
 
-    /// The best `limit` files for `query`: by score, then shorter path, then name. An
-    /// empty query lists the shortest paths.
+    /// The best `limit` files for `query`: by score, then shorter path, then
+    /// alphabetical. An empty query lists the shortest paths, alphabetical among equals.
     pub fn search(&mut self, query: &str, limit: usize) -> Vec<FileMatch> {
         if query.is_empty() {
             return self
@@ -76,30 +88,40 @@ impl FileFinder {
             .files
             .iter()
             .filter_map(|path| {
-                let score = pattern.score(Utf32Str::new(path, &mut buf), &mut self.matcher)?;
+                let score = pattern.score(haystack(path, &mut buf), &mut self.matcher)?;
                 Some((score, path))
             })
             .collect();
-        // Files are sorted by length then name, and the sort is stable.
-        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        // `files` is already in (length, name) order and this sort is stable.
+        scored.sort_by_key(|&(score, _)| Reverse(score));
+        scored.truncate(limit);
+        let mut indices = Vec::new();
         scored
             .into_iter()
-            .take(limit)
             .map(|(_, path)| {
-                let mut indices = Vec::new();
-                pattern.indices(
-                    Utf32Str::new(path, &mut buf),
-                    &mut self.matcher,
-                    &mut indices,
-                );
+                indices.clear();
+                pattern.indices(haystack(path, &mut buf), &mut self.matcher, &mut indices);
                 indices.sort_unstable();
                 indices.dedup();
                 FileMatch {
                     path: path.clone(),
-                    indices: indices.into_iter().map(|i| i as usize).collect(),
+                    indices: indices.iter().map(|&i| i as usize).collect(),
                 }
             })
             .collect()
+    }
+}
+
+/// The text nucleo matches: one element per char, so match indices are char indices.
+/// (`Utf32Str::new` would use one element per grapheme, which shifts the indices after
+/// any combining mark, e.g. in macOS's decomposed file names.)
+fn haystack<'a>(path: &'a str, buf: &'a mut Vec<char>) -> Utf32Str<'a> {
+    if path.is_ascii() {
+        Utf32Str::Ascii(path.as_bytes())
+    } else {
+        buf.clear();
+        buf.extend(path.chars());
+        Utf32Str::Unicode(buf)
     }
 }
 
@@ -117,37 +139,127 @@ mod tests {
         dir
     }
 
+    fn paths(found: Vec<FileMatch>) -> Vec<String> {
+        found.into_iter().map(|m| m.path).collect()
+    }
+
     #[test]
-    fn ignored_and_hidden_files_are_left_out() {
+    fn ignored_and_hidden_files_are_left_out_without_a_repository() {
         let dir = tree(&[
             "src/main.rs",
             "target/debug/main.rs",
+            "notes.log",
+            "scratch/a.txt",
             ".env",
+            ".config/x.toml",
+            ".git/HEAD",
             "docs/guide.md",
         ]);
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n*.log\n").unwrap();
+        std::fs::write(dir.path().join(".ignore"), "scratch/\n").unwrap();
         let mut finder = FileFinder::scan(dir.path(), 100);
-        let all: Vec<String> = finder.search("", 10).into_iter().map(|m| m.path).collect();
-        assert_eq!(all, vec!["src/main.rs", "docs/guide.md"]);
+        assert_eq!(finder.len(), 2);
+        assert_eq!(
+            paths(finder.search("", 10)),
+            vec!["src/main.rs", "docs/guide.md"]
+        );
+        assert!(finder.search("env", 10).is_empty());
+    }
+
+    #[test]
+    fn the_git_directory_is_skipped_inside_a_repository_too() {
+        let dir = tree(&[".git/config", "kept.rs", "build/out.rs"]);
+        std::fs::write(dir.path().join(".gitignore"), "build\n").unwrap();
+        let mut finder = FileFinder::scan(dir.path(), 100);
+        assert_eq!(paths(finder.search("", 10)), vec!["kept.rs"]);
+    }
+
+    #[test]
+    fn an_empty_query_lists_shortest_paths_then_alphabetical() {
+        let dir = tree(&["b.rs", "a.rs", "src/lib.rs", "zz.md", "c/d.rs"]);
+        let mut finder = FileFinder::scan(dir.path(), 100);
+        assert!(!finder.is_empty());
+        assert_eq!(
+            paths(finder.search("", 10)),
+            vec!["a.rs", "b.rs", "zz.md", "c/d.rs", "src/lib.rs"]
+        );
+        assert_eq!(paths(finder.search("", 2)), vec!["a.rs", "b.rs"]);
     }
 
     #[test]
     fn fuzzy_queries_rank_the_closest_path_first_and_mark_matches() {
-        let dir = tree(&["src/main.rs", "src/more/stuff/readme.txt", "mrs.txt.bak/x"]);
+        let dir = tree(&[
+            "src/more/stuff/readme.txt",
+            "src/main.rs",
+            "misc/rust/setup.sh",
+            "other.txt",
+        ]);
         let mut finder = FileFinder::scan(dir.path(), 100);
-        let found = finder.search("main", 5);
-        assert_eq!(found[0].path, "src/main.rs");
-        assert_eq!(found[0].indices, vec![4, 5, 6, 7]);
+        let found = finder.search("mrs", 10);
+        let order = paths(found.clone());
+        assert_eq!(
+            order,
+            vec![
+                "src/main.rs",
+                "misc/rust/setup.sh",
+                "src/more/stuff/readme.txt"
+            ]
+        );
+        for m in &found {
+            let chars: Vec<char> = m.path.chars().collect();
+            let picked: String = m.indices.iter().map(|&i| chars[i]).collect();
+            assert_eq!(picked.to_lowercase(), "mrs", "{m:?}");
+            assert!(m.indices.windows(2).all(|w| w[0] < w[1]));
+        }
+        let main = finder.search("main", 5);
+        assert_eq!(main[0].path, "src/main.rs");
+        assert_eq!(main[0].indices, vec![4, 5, 6, 7]);
         assert!(finder.search("zzz", 5).is_empty());
     }
 
     #[test]
+    fn equal_scores_prefer_shorter_then_alphabetical_paths() {
+        let dir = tree(&["aa/x.rs", "b/x.rs", "a/x.rs", "y.rs"]);
+        let mut finder = FileFinder::scan(dir.path(), 100);
+        assert_eq!(
+            paths(finder.search("x.rs", 10)),
+            vec!["a/x.rs", "b/x.rs", "aa/x.rs"]
+        );
+    }
+
+    #[test]
+    fn smart_case_only_matches_exact_case_when_the_query_has_capitals() {
+        let dir = tree(&["README.md", "readme.txt"]);
+        let mut finder = FileFinder::scan(dir.path(), 100);
+        assert_eq!(finder.search("readme", 10).len(), 2);
+        assert_eq!(paths(finder.search("README", 10)), vec!["README.md"]);
+    }
+
+    #[test]
+    fn indices_are_char_indices_in_non_ascii_paths() {
+        // A decomposed é (e + combining acute) is two chars but one grapheme.
+        let dir = tree(&["cafe\u{301}/menu.txt", "日本/読む.md"]);
+        let mut finder = FileFinder::scan(dir.path(), 100);
+        let found = finder.search("menu", 5);
+        assert_eq!(found[0].path, "cafe\u{301}/menu.txt");
+        assert_eq!(found[0].indices, vec![6, 7, 8, 9]);
+        let found = finder.search("読", 5);
+        assert_eq!(found[0].path, "日本/読む.md");
+        assert_eq!(found[0].indices, vec![3]);
+    }
+
+    #[test]
     fn limits_are_respected() {
-        let names: Vec<String> = (0..30).map(|i| format!("f{i}.rs")).collect();
+        let names: Vec<String> = (0..30).map(|i| format!("f{i:02}.rs")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let dir = tree(&refs);
         let mut finder = FileFinder::scan(dir.path(), 10);
         assert_eq!(finder.len(), 10);
+        // Directories are walked in name order, so the kept files are the first ten.
+        assert_eq!(finder.search("", 1)[0].path, "f00.rs");
+        assert_eq!(finder.search("", 100).len(), 10);
         assert_eq!(finder.search("f", 3).len(), 3);
+        assert!(finder.search("f", 0).is_empty());
+        assert!(FileFinder::scan(dir.path(), 0).is_empty());
     }
 }
