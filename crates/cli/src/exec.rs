@@ -211,6 +211,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker.add_interceptor(Arc::new(ApprovalPolicy::new(
         args.run.approval,
         Arc::new(DenyWithoutAsking),
+        workspace.clone(),
     )));
     if !hooks.is_empty() {
         worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));

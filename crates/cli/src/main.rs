@@ -47,9 +47,16 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum DebugCommand {
-    /// Classify a shell command: prints read-only, write or unknown. Without an argument,
-    /// reads one command per line from stdin and prints one verdict per line.
-    ShellSafety { command: Option<String> },
+    /// Classify a shell command: prints read-only, write or unknown, a tab, and whether it
+    /// stays in scope in the workspace (`in-scope`, or `out-of-scope: REASONS`); only
+    /// read-only commands in scope run unasked. Without an argument, reads one command per
+    /// line from stdin and prints one line per command.
+    ShellSafety {
+        command: Option<String>,
+        /// The workspace to judge the scope in (default: the current directory).
+        #[arg(short = 'C', long = "cd", value_name = "DIR")]
+        cd: Option<std::path::PathBuf>,
+    },
     /// Estimate the base prompt (system prompt + tool schemas) in tokens for a workspace.
     PromptSize {
         /// The workspace (default: the current directory).
@@ -92,11 +99,35 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
     ExitCode::Success
 }
 
-fn shell_safety(command: Option<String>) -> ExitCode {
-    use saki_tools::shell_safety::classify;
+fn shell_safety(command: Option<String>, cd: Option<std::path::PathBuf>) -> ExitCode {
+    use saki_tools::shell_safety::{check_scope, classify};
     use std::io::{BufRead, Write};
+    let dir = cd
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| ".".into());
+    let workspace = match saki_tools::Workspace::new(&dir) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {}: {e}", dir.display());
+            return ExitCode::Usage;
+        }
+    };
+    let verdict = |command: &str| {
+        let scope = check_scope(command, &workspace);
+        let scope = if scope.in_scope() {
+            "in-scope".to_owned()
+        } else {
+            format!("out-of-scope: {}", scope.problems().join("; "))
+        };
+        // One line per command, whatever the reasons quote.
+        format!(
+            "{}\t{}",
+            classify(command).as_str(),
+            scope.replace('\n', " ")
+        )
+    };
     match command {
-        Some(c) => println!("{}", classify(&c).as_str()),
+        Some(c) => println!("{}", verdict(&c)),
         None => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
@@ -105,7 +136,7 @@ fn shell_safety(command: Option<String>) -> ExitCode {
                     eprintln!("error: stdin is not valid UTF-8 text");
                     return ExitCode::Usage;
                 };
-                if writeln!(out, "{}", classify(&line).as_str()).is_err() {
+                if writeln!(out, "{}", verdict(&line)).is_err() {
                     break;
                 }
             }
@@ -126,7 +157,7 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => block_on(exec::run(args)),
         Command::Compact(args) => block_on(compact::run(args)),
         Command::Sessions { json } => session::list(json),
-        Command::Debug(DebugCommand::ShellSafety { command }) => shell_safety(command),
+        Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };
     code.into()

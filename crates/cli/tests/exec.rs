@@ -298,16 +298,28 @@ fn debug_shell_safety_classifies_arguments_and_stdin_lines() {
         .args(["debug", "shell-safety", "ls -la"])
         .assert()
         .success()
-        .stdout("read-only\n");
+        .stdout("read-only\tin-scope\n");
     e.saki()
         .args(["debug", "shell-safety", "rm -rf build"])
         .assert()
         .success()
-        .stdout("write\n");
+        .stdout("write\tin-scope\n");
     e.saki()
         .args(["debug", "shell-safety"])
         .write_stdin("cat README.md | grep saki\necho hi > out.txt\nfrobnicate --all\n")
         .assert()
         .success()
-        .stdout("read-only\nwrite\nunknown\n");
+        .stdout("read-only\tin-scope\nwrite\tin-scope\nunknown\tin-scope\n");
+    let ws = tempfile::tempdir().unwrap();
+    e.saki()
+        .args(["debug", "shell-safety", "-C"])
+        .arg(ws.path())
+        .arg("cat ../x $HOME/y")
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("read-only\tout-of-scope: "))
+        .stdout(predicates::str::contains("reads the environment: $HOME"))
+        .stdout(predicates::str::contains(
+            "`../x` leads outside the workspace",
+        ));
 }

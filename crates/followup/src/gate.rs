@@ -5,8 +5,8 @@
 //! | --- | --- |
 //! | `read_file` | allow; `path` resolved through the overlay (overlay copy once written) |
 //! | `ls`, `glob`, `grep` | allow; `path` made canonical, the tools merge the overlay in |
-//! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`: boundary |
-//! | `shell` | allow when the classifier proves the command read-only (any mode), else boundary |
+//! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
+//! | `shell` | allow when the classifier proves the command read-only and in scope (no outside path, no environment), in any mode; else boundary |
 //! | web, agent, ask-user, memory, unknown and MCP tools | boundary |
 //!
 //! A path that cannot be rewritten (outside the workspace, a directory, ...) is a
@@ -16,7 +16,7 @@
 use crate::overlay::OverlayFs;
 use crate::view::{OverlayGlob, OverlayGrep, OverlayLs};
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer};
-use saki_tools::shell_safety::{classify, Safety};
+use saki_tools::shell_safety::{check_scope, classify, Safety};
 use saki_tools::{ApprovalMode, Workspace};
 use serde_json::Value;
 use std::sync::Arc;
@@ -84,15 +84,18 @@ impl ToolGate {
         match name {
             "read_file" => self.rewrite(name, input, PathUse::Read, true),
             "ls" | "glob" | "grep" => self.rewrite(name, input, PathUse::View, false),
-            "edit" | "write_file" => match self.mode {
-                ApprovalMode::AutoEdit | ApprovalMode::Yolo => {
-                    self.rewrite(name, input, PathUse::Write, true)
-                }
-                ApprovalMode::Default | ApprovalMode::Plan => {
-                    boundary(format!("{name} needs approval in {} mode", self.mode))
-                }
+            "edit" | "write_file" => match self.sensitive(input) {
+                Some(reason) => boundary(reason),
+                None => match self.mode {
+                    ApprovalMode::AutoEdit | ApprovalMode::Yolo => {
+                        self.rewrite(name, input, PathUse::Write, true)
+                    }
+                    ApprovalMode::Default | ApprovalMode::Plan => {
+                        boundary(format!("{name} needs approval in {} mode", self.mode))
+                    }
+                },
             },
-            "shell" => shell(input),
+            "shell" => shell(input, self.overlay.workspace()),
             "web_fetch" | "web_search" => boundary(format!(
                 "{name} needs network access, which the person must allow"
             )),
@@ -101,6 +104,12 @@ impl ToolGate {
             }
             _ => boundary(format!("{name} is not known to be safe to run ahead")),
         }
+    }
+
+    /// Why writing the call's path needs the person whatever the mode.
+    fn sensitive(&self, input: &Value) -> Option<String> {
+        let path = input.get("path").and_then(Value::as_str)?;
+        saki_tools::sensitive_path(self.overlay.workspace(), path)
     }
 
     fn rewrite(&self, name: &str, input: &Value, use_: PathUse, required: bool) -> Verdict {
@@ -130,12 +139,23 @@ impl ToolGate {
     }
 }
 
-fn shell(input: &Value) -> Verdict {
+fn shell(input: &Value, workspace: &Workspace) -> Verdict {
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return boundary("shell call without a command");
     };
     match classify(command) {
-        Safety::ReadOnly => Verdict::Allow(input.clone()),
+        Safety::ReadOnly => {
+            let scope = check_scope(command, workspace);
+            if scope.in_scope() {
+                Verdict::Allow(input.clone())
+            } else {
+                boundary(format!(
+                    "shell command {} needs the person: {}",
+                    short(command),
+                    scope.problems().join("; ")
+                ))
+            }
+        }
         Safety::Write => boundary(format!("shell command writes: {}", short(command))),
         Safety::Unknown => boundary(format!(
             "shell command not provably read-only: {}",

@@ -1,16 +1,21 @@
 //! Approval modes and the policy interceptor that enforces them.
 //!
-//! | mode | read-only tools | edits | shell, proven read-only | other shell |
-//! | --- | --- | --- | --- | --- |
-//! | `plan` | allow | deny | allow | deny |
-//! | `default` | allow | ask | allow | ask |
-//! | `auto-edit` | allow | allow | allow | ask |
-//! | `yolo` | allow | allow | allow | allow |
+//! | mode | read-only tools | edits | sensitive edits | shell, proven read-only and in scope | other shell |
+//! | --- | --- | --- | --- | --- | --- |
+//! | `plan` | allow | deny | deny | allow | deny |
+//! | `default` | allow | ask | ask | allow | ask |
+//! | `auto-edit` | allow | allow | ask | allow | ask |
+//! | `yolo` | allow | allow | allow | allow | allow |
 //!
-//! "Ask" goes to an [`Approver`]; `exec` has no one to ask and denies, telling the model.
+//! "In scope" ([`check_scope`]): every path the command names stays inside the workspace
+//! and it reads no environment. "Sensitive" ([`sensitive_path`]): files that make tools
+//! run code (`.git/`, `.saki/`, ...). "Ask" goes to an [`Approver`]; `exec` has no one to
+//! ask and denies, telling the model. Session grants never cover sensitive edits or
+//! shell commands out of scope.
 
 use crate::grants::SessionGrants;
-use crate::shell_safety::{classify, Safety};
+use crate::shell_safety::{check_scope, classify, Safety};
+use crate::workspace::Workspace;
 use saki_llm_worker::{Interceptor, ToolAction, ToolCallInfo};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -63,26 +68,111 @@ impl std::fmt::Display for ApprovalMode {
 /// What a call is, for approval purposes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallClass {
+    /// Reads only, inside the workspace: read tools, and shell commands proven read-only
+    /// and in scope.
     ReadOnly,
+    /// Writes an ordinary file in the workspace.
     Edit,
-    /// A shell command (or unknown tool) not proven read-only.
+    /// Writes a file that makes tools run code or changes saki itself (`.git/`, `.saki/`,
+    /// ...; see [`sensitive_path`]): asked about in every mode but `yolo`.
+    Sensitive,
+    /// A shell command not proven read-only and in scope, or an unknown tool.
     Exec,
 }
 
-pub fn classify_call(call: &ToolCallInfo) -> CallClass {
+/// A call's class and, when it is not read-only, why (for the person and the model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assessment {
+    pub class: CallClass,
+    pub reason: Option<String>,
+    /// Whether an "allow for this session" grant may cover it: not for sensitive files,
+    /// and not for shell commands that reach outside the workspace or read the environment.
+    pub grantable: bool,
+}
+
+impl Assessment {
+    fn new(class: CallClass, reason: Option<String>, grantable: bool) -> Self {
+        Self {
+            class,
+            reason,
+            grantable,
+        }
+    }
+}
+
+/// Files that make a tool, git or saki run code or change their rules, by path relative
+/// to a workspace root (lower case); a component match anywhere for directories.
+const SENSITIVE_DIRS: &[&str] = &[".git", ".saki", ".vscode", ".devcontainer", ".husky"];
+const SENSITIVE_FILES: &[&str] = &[
+    ".gitattributes",
+    ".gitmodules",
+    ".envrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+];
+
+/// Why writing `path` needs the person even in `auto-edit`, or `None`. The path is
+/// resolved like the tools resolve it (symlinks included), so a link cannot hide it.
+pub fn sensitive_path(workspace: &Workspace, path: &str) -> Option<String> {
+    let resolved = workspace.resolve_for_write(path).ok()?;
+    let relative = workspace
+        .roots()
+        .iter()
+        .find_map(|root| resolved.strip_prefix(root).ok())?;
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase())
+        .collect();
+    let name = parts.last()?;
+    let dir = parts
+        .iter()
+        .take(parts.len().saturating_sub(1))
+        .find(|p| SENSITIVE_DIRS.contains(&p.as_str()))
+        .or_else(|| SENSITIVE_DIRS.contains(&name.as_str()).then_some(name));
+    let cargo_config = parts.len() >= 2
+        && parts[parts.len() - 2] == ".cargo"
+        && (name == "config" || name == "config.toml");
+    if let Some(dir) = dir {
+        Some(format!(
+            "`{path}` is inside `{dir}/`, which can make tools run code"
+        ))
+    } else if SENSITIVE_FILES.contains(&name.as_str()) || cargo_config {
+        Some(format!("`{path}` can make tools run code"))
+    } else {
+        None
+    }
+}
+
+/// Classifies a call against the workspace it would run in.
+pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
     match call.name.as_str() {
-        "read_file" | "ls" | "glob" | "grep" => CallClass::ReadOnly,
-        "write_file" | "edit" => CallClass::Edit,
-        "shell" => match call
-            .input
-            .get("command")
-            .and_then(|c| c.as_str())
-            .map(classify)
-        {
-            Some(Safety::ReadOnly) => CallClass::ReadOnly,
-            _ => CallClass::Exec,
-        },
-        _ => CallClass::Exec,
+        "read_file" | "ls" | "glob" | "grep" => Assessment::new(CallClass::ReadOnly, None, true),
+        "write_file" | "edit" => {
+            let path = call
+                .input
+                .get("path")
+                .and_then(|p| p.as_str())
+                .unwrap_or("");
+            match sensitive_path(workspace, path) {
+                Some(reason) => Assessment::new(CallClass::Sensitive, Some(reason), false),
+                None => Assessment::new(CallClass::Edit, None, true),
+            }
+        }
+        "shell" => {
+            let Some(command) = call.input.get("command").and_then(|c| c.as_str()) else {
+                return Assessment::new(CallClass::Exec, None, false);
+            };
+            let scope = check_scope(command, workspace);
+            let out_of_scope = (!scope.in_scope()).then(|| scope.problems().join("; "));
+            match (classify(command), out_of_scope) {
+                (Safety::ReadOnly, None) => Assessment::new(CallClass::ReadOnly, None, true),
+                (Safety::ReadOnly, Some(why)) => Assessment::new(CallClass::Exec, Some(why), false),
+                (_, None) => Assessment::new(CallClass::Exec, None, true),
+                (_, Some(why)) => Assessment::new(CallClass::Exec, Some(why), false),
+            }
+        }
+        _ => Assessment::new(CallClass::Exec, None, true),
     }
 }
 
@@ -98,7 +188,7 @@ pub fn decide(mode: ApprovalMode, class: CallClass) -> Verdict {
         | (ApprovalMode::Yolo, _)
         | (ApprovalMode::AutoEdit, CallClass::Edit) => Verdict::Allow,
         (ApprovalMode::Plan, _) => Verdict::Deny(
-            "plan mode allows read-only tools only; describe the change instead of making it"
+            "plan mode allows read-only tools inside the workspace only; describe the change instead of making it"
                 .into(),
         ),
         _ => Verdict::Ask,
@@ -117,10 +207,18 @@ pub enum Approval {
     Deny(String),
 }
 
+/// What an approval prompt shows.
+#[derive(Debug, Clone)]
+pub struct ApprovalQuestion<'a> {
+    pub call: &'a ToolCallInfo,
+    pub mode: ApprovalMode,
+    pub assessment: &'a Assessment,
+}
+
 /// Someone who can approve a call (the TUI asks the person).
 #[async_trait::async_trait]
 pub trait Approver: Send + Sync {
-    async fn approve(&self, call: &ToolCallInfo, mode: ApprovalMode) -> Approval;
+    async fn approve(&self, question: ApprovalQuestion<'_>) -> Approval;
 }
 
 /// For non-interactive runs: nobody to ask, so the call is denied with a way forward.
@@ -128,14 +226,20 @@ pub struct DenyWithoutAsking;
 
 #[async_trait::async_trait]
 impl Approver for DenyWithoutAsking {
-    async fn approve(&self, call: &ToolCallInfo, mode: ApprovalMode) -> Approval {
-        let hint = match classify_call(call) {
+    async fn approve(&self, question: ApprovalQuestion<'_>) -> Approval {
+        let hint = match question.assessment.class {
             CallClass::Edit => "--approval auto-edit",
             _ => "--approval yolo",
         };
+        let why = question
+            .assessment
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
         Approval::Deny(format!(
-            "`{}` needs approval in `{mode}` mode and this run cannot ask; the person can rerun with {hint}",
-            call.name
+            "`{}` needs approval in `{}` mode{why} and this run cannot ask; the person can rerun with {hint}",
+            question.call.name, question.mode
         ))
     }
 }
@@ -182,12 +286,13 @@ pub struct ApprovalPolicy {
     mode: SharedMode,
     grants: Arc<SessionGrants>,
     approver: Arc<dyn Approver>,
+    workspace: Arc<Workspace>,
 }
 
 impl ApprovalPolicy {
     /// A policy with a fixed mode and no grants (non-interactive runs).
-    pub fn new(mode: ApprovalMode, approver: Arc<dyn Approver>) -> Self {
-        Self::shared(SharedMode::new(mode), Arc::default(), approver)
+    pub fn new(mode: ApprovalMode, approver: Arc<dyn Approver>, workspace: Arc<Workspace>) -> Self {
+        Self::shared(SharedMode::new(mode), Arc::default(), approver, workspace)
     }
 
     /// A policy whose mode and grants the caller keeps handles to.
@@ -195,11 +300,13 @@ impl ApprovalPolicy {
         mode: SharedMode,
         grants: Arc<SessionGrants>,
         approver: Arc<dyn Approver>,
+        workspace: Arc<Workspace>,
     ) -> Self {
         Self {
             mode,
             grants,
             approver,
+            workspace,
         }
     }
 }
@@ -208,14 +315,28 @@ impl ApprovalPolicy {
 impl Interceptor for ApprovalPolicy {
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
         let mode = self.mode.get();
-        match decide(mode, classify_call(call)) {
+        let assessment = assess(call, &self.workspace);
+        match decide(mode, assessment.class) {
             Verdict::Allow => ToolAction::Allow,
-            Verdict::Deny(reason) => ToolAction::Deny(reason),
-            Verdict::Ask if self.grants.covers(call) => ToolAction::Allow,
-            Verdict::Ask => match self.approver.approve(call, mode).await {
+            Verdict::Deny(reason) => ToolAction::Deny(match &assessment.reason {
+                Some(why) => format!("{reason} ({why})"),
+                None => reason,
+            }),
+            Verdict::Ask if assessment.grantable && self.grants.covers(call) => ToolAction::Allow,
+            Verdict::Ask => match self
+                .approver
+                .approve(ApprovalQuestion {
+                    call,
+                    mode,
+                    assessment: &assessment,
+                })
+                .await
+            {
                 Approval::Once => ToolAction::Allow,
                 Approval::Session => {
-                    self.grants.grant(call);
+                    if assessment.grantable {
+                        self.grants.grant(call);
+                    }
                     ToolAction::Allow
                 }
                 Approval::Deny(reason) => ToolAction::Deny(reason),
@@ -238,16 +359,19 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Approver for Scripted {
-        async fn approve(&self, _call: &ToolCallInfo, _mode: ApprovalMode) -> Approval {
+        async fn approve(&self, _question: ApprovalQuestion<'_>) -> Approval {
             self.asked.fetch_add(1, Ordering::Relaxed);
             self.answer.clone()
         }
     }
 
     fn shell(command: &str) -> ToolCallInfo {
-        let input = json!({ "command": command });
+        call("shell", json!({ "command": command }))
+    }
+
+    fn call(name: &str, input: serde_json::Value) -> ToolCallInfo {
         ToolCallInfo {
-            name: "shell".into(),
+            name: name.into(),
             arguments: input.to_string(),
             input,
             ctx: ToolExecutionContext {
@@ -258,19 +382,88 @@ mod tests {
         }
     }
 
-    fn policy(answer: Approval) -> (ApprovalPolicy, Arc<Scripted>, SharedMode) {
+    type Fixture = (ApprovalPolicy, Arc<Scripted>, SharedMode, tempfile::TempDir);
+
+    fn policy(answer: Approval) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
         let approver = Arc::new(Scripted {
             answer,
             asked: AtomicUsize::new(0),
         });
         let mode = SharedMode::new(ApprovalMode::Default);
-        let policy = ApprovalPolicy::shared(mode.clone(), Arc::default(), approver.clone());
-        (policy, approver, mode)
+        let policy =
+            ApprovalPolicy::shared(mode.clone(), Arc::default(), approver.clone(), workspace);
+        (policy, approver, mode, dir)
+    }
+
+    #[tokio::test]
+    async fn a_session_grant_never_covers_reads_outside_or_sensitive_edits() {
+        let (policy, approver, mode, _dir) = policy(Approval::Session);
+        assert_eq!(
+            policy.pre_tool_call(&shell("cat a.txt")).await,
+            ToolAction::Allow
+        );
+        assert_eq!(
+            approver.asked.load(Ordering::Relaxed),
+            0,
+            "read-only, in scope"
+        );
+        policy.pre_tool_call(&shell("cat /etc/hostname")).await;
+        policy.pre_tool_call(&shell("cat /etc/hostname")).await;
+        assert_eq!(
+            approver.asked.load(Ordering::Relaxed),
+            2,
+            "asked every time"
+        );
+        mode.set(ApprovalMode::AutoEdit);
+        let git_config = call("edit", json!({"path": ".git/config"}));
+        policy.pre_tool_call(&git_config).await;
+        policy.pre_tool_call(&git_config).await;
+        assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
+        let ordinary = call("edit", json!({"path": "src/lib.rs"}));
+        assert_eq!(policy.pre_tool_call(&ordinary).await, ToolAction::Allow);
+        assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
+        mode.set(ApprovalMode::Plan);
+        assert!(matches!(
+            policy.pre_tool_call(&shell("cat ~/.ssh/id_rsa")).await,
+            ToolAction::Deny(reason) if reason.contains("home directory")
+        ));
+    }
+
+    #[test]
+    fn sensitive_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::os::unix::fs::symlink(".git", dir.path().join("g")).unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "g/config",
+            ".GIT/config",
+            ".saki/config.toml",
+            "sub/.gitattributes",
+            ".envrc",
+            "sub/.cargo/config.toml",
+            ".vscode/tasks.json",
+        ] {
+            assert!(sensitive_path(&ws, path).is_some(), "{path}");
+        }
+        for path in [
+            "src/main.rs",
+            "gitconfig",
+            ".github/workflows/ci.yml",
+            "sub/config",
+        ] {
+            assert!(sensitive_path(&ws, path).is_none(), "{path}");
+        }
     }
 
     #[tokio::test]
     async fn a_session_answer_is_not_asked_again_for_the_same_prefix() {
-        let (policy, approver, _) = policy(Approval::Session);
+        let (policy, approver, _, _dir) = policy(Approval::Session);
         assert_eq!(
             policy.pre_tool_call(&shell("cargo test")).await,
             ToolAction::Allow
@@ -286,7 +479,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_denial_carries_the_reason_and_mode_changes_apply_at_once() {
-        let (policy, approver, mode) = policy(Approval::Deny("not now".into()));
+        let (policy, approver, mode, _dir) = policy(Approval::Deny("not now".into()));
         assert_eq!(
             policy.pre_tool_call(&shell("touch x")).await,
             ToolAction::Deny("not now".into())

@@ -12,7 +12,8 @@ pub mod shell_safety;
 pub mod workspace;
 
 pub use approval::{
-    Approval, ApprovalMode, ApprovalPolicy, Approver, DenyWithoutAsking, SharedMode,
+    assess, sensitive_path, Approval, ApprovalMode, ApprovalPolicy, ApprovalQuestion, Approver,
+    Assessment, CallClass, DenyWithoutAsking, SharedMode,
 };
 pub use grants::SessionGrants;
 pub use workspace::{ScopeError, Workspace};

@@ -90,8 +90,11 @@ pub struct ApprovalRequest {
     pub call: ToolCallInfo,
     pub mode: ApprovalMode,
     /// How "allow for this session" would read (`edit`, `cargo test …`); `None` when the
-    /// call cannot be granted for the session (a compound shell command).
+    /// call cannot be granted for the session (a compound shell command, a command that
+    /// reaches outside the workspace, a sensitive file).
     pub grant_label: Option<String>,
+    /// Why this call is asked about beyond the mode's rule (`reads the environment: $HOME`).
+    pub why: Option<String>,
     pub reply: oneshot::Sender<Approval>,
 }
 

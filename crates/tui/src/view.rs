@@ -146,6 +146,12 @@ impl App {
                 Span::raw(format!(" {}", row.summary())),
             ])),
         }
+        if let Some(why) = &request.why {
+            lines.push(Line::from(vec![
+                Span::styled("  why: ", theme.warn()),
+                Span::raw(why.clone()),
+            ]));
+        }
         if let Some(preview) = diff::tool_preview(&row.name, &row.input, None, theme, 10) {
             for line in preview {
                 let mut spans = vec![Span::raw("    ")];

@@ -174,6 +174,7 @@ fn approval(
             },
             mode: ApprovalMode::Default,
             grant_label: grant.map(str::to_owned),
+            why: None,
             reply,
         }),
         Instant::now(),

@@ -4,11 +4,10 @@
 use crate::session::Recorder;
 use saki_llm_client::WireApi;
 use saki_llm_worker::{
-    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind, ToolCallInfo,
-    WorkerEvent,
+    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind, WorkerEvent,
 };
 use saki_tools::grants::grant_label;
-use saki_tools::{Approval, ApprovalMode, Approver};
+use saki_tools::{Approval, ApprovalQuestion, Approver};
 use saki_tui::{ApprovalRequest, EngineEvent, Level};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -99,12 +98,13 @@ pub struct UiApprover(pub UiSender);
 
 #[async_trait::async_trait]
 impl Approver for UiApprover {
-    async fn approve(&self, call: &ToolCallInfo, mode: ApprovalMode) -> Approval {
+    async fn approve(&self, question: ApprovalQuestion<'_>) -> Approval {
         let (reply, answer) = oneshot::channel();
         let request = ApprovalRequest {
-            call: call.clone(),
-            mode,
-            grant_label: grant_label(call),
+            call: question.call.clone(),
+            mode: question.mode,
+            grant_label: grant_label(question.call).filter(|_| question.assessment.grantable),
+            why: question.assessment.reason.clone(),
             reply,
         };
         if self.0.send(EngineEvent::Approval(request)).is_err() {

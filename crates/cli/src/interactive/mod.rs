@@ -187,6 +187,7 @@ fn build(
         mode.clone(),
         grants.clone(),
         Arc::new(UiApprover(ui.clone())),
+        workspace.clone(),
     )));
     if !hooks.is_empty() {
         worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));

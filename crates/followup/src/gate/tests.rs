@@ -153,6 +153,39 @@ fn shell_is_allowed_only_when_read_only() {
 }
 
 #[test]
+fn read_only_shell_outside_the_workspace_or_reading_the_environment_is_a_boundary() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());
+    for (cmd, why) in [
+        ("cat /etc/passwd", "outside the workspace"),
+        ("cat escape/x", "leads outside"),
+        ("echo $OPENAI_API_KEY", "reads the environment"),
+        ("env", "reads the environment"),
+        ("cat ~/.ssh/id_rsa", "home directory"),
+    ] {
+        let r = reason(gate.check("shell", &json!({ "command": cmd }).to_string()));
+        assert!(
+            r.contains("needs the person") && r.contains(why),
+            "{cmd}: {r}"
+        );
+    }
+}
+
+#[test]
+fn edits_to_files_that_run_code_are_a_boundary_in_every_mode() {
+    let f = fixture();
+    fs::create_dir_all(f.root.join(".git")).unwrap();
+    for mode in ApprovalMode::ALL {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        for path in [".git/config", ".saki/config.toml", ".envrc"] {
+            let input = json!({"path": path, "content": "x"}).to_string();
+            let r = reason(gate.check("write_file", &input));
+            assert!(r.contains("run code"), "{mode} {path}: {r}");
+        }
+    }
+}
+
+#[test]
 fn the_gate_passes_on_what_it_checked() {
     let f = fixture();
     let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());

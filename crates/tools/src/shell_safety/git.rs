@@ -1,9 +1,10 @@
 //! `git`: global options, then a table of subcommands.
 //!
-//! The repository's own configuration is trusted (pagers, diff drivers, fsmonitor); what
-//! the command line can add is not: `-c`, `--config-env` and `--exec-path` can make git run
-//! any program, so they are `Unknown`. Output goes to a pipe, so no pager starts unless
-//! `-p`/`--paginate` asks for one.
+//! What the command line can add is not trusted: `-c`, `--config-env` and `--exec-path`
+//! can make git run any program, and `--ext-diff` / `--textconv` run the diff drivers the
+//! configuration names, so they are `Unknown`. The repository's own configuration is
+//! checked separately (`git_config`, through `check_scope`). Output goes to a pipe, so
+//! no pager starts unless `-p`/`--paginate` asks for one.
 
 use super::options::{scan, Flag, OptSpec};
 use super::walk::Ctx;
@@ -163,6 +164,7 @@ fn check_read(sub: &str, args: &[Arg]) -> Safety {
     if found.has(&[Long("output")]) {
         Safety::Write // diff options: --output=<file>
     } else if found.dynamic
+        || found.has(&[Long("ext-diff"), Long("textconv")])
         || (sub == "grep" && found.has(&[Short('O'), Long("open-files-in-pager")]))
     {
         Safety::Unknown

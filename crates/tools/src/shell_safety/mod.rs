@@ -29,8 +29,12 @@
 //!
 //! Assumptions: the command runs under `bash -c` (non-interactive: no aliases, no history
 //! expansion) with output to a pipe (so git and others start no pager). The person's own
-//! configuration is trusted (`PATH`, the environment, git and cargo config); the text of
-//! the command is not.
+//! configuration is trusted (`PATH`, the environment, global git and cargo config); the
+//! text of the command is not, and neither is the repository's own git configuration
+//! (checked by [`check_scope`]).
+//!
+//! Read-only is not enough to run unasked: [`check_scope`] proves that a read-only
+//! command reads nothing outside the workspace and no environment.
 //!
 //! Layout: `walk` parses and walks statements and commands, `expand` evaluates words,
 //! `redirects` and `conditions` handle redirections and `[ ]` / `[[ ]]`; `words` removes
@@ -43,14 +47,18 @@ mod commands;
 mod conditions;
 mod expand;
 mod git;
+mod git_config;
 mod options;
 mod packages;
 mod redirects;
 mod rules;
+mod scope;
 mod sed;
 mod walk;
 mod words;
 mod wrappers;
+
+pub use scope::{check_scope, ScopeVerdict};
 
 /// Verdict of [`classify`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
