@@ -6,6 +6,8 @@
 
 use saki_llm_client::WireApi;
 use saki_llm_worker::hook::{HookConfig, HookEvent};
+use saki_tools::sandbox::SandboxMode;
+use saki_tools::shell_env::ShellEnvConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,9 +107,54 @@ pub struct FileConfig {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
-    /// `[[hooks.EVENT]]` tables; honoured from the global file only.
+    /// `[[hooks.EVENT]]` tables; honoured from trusted files only.
     #[serde(default)]
     pub hooks: BTreeMap<HookEvent, Vec<HookConfig>>,
+    /// `sandbox = "MODE"`, or a `[sandbox]` table; honoured from trusted files only.
+    pub sandbox: Option<SandboxConfig>,
+    /// `[shell_environment]`; honoured from trusted files only.
+    pub shell_environment: Option<ShellEnvConfig>,
+    /// Workspaces whose own `.saki/config.toml` is trusted (`saki trust`); honoured from
+    /// the global file only.
+    #[serde(default)]
+    pub trusted_directories: Vec<PathBuf>,
+    /// Workspaces the person chose not to trust (the UI does not ask again); global only.
+    #[serde(default)]
+    pub untrusted_directories: Vec<PathBuf>,
+    /// Keys of untrusted files that were ignored, as `file: key`.
+    #[serde(skip)]
+    pub ignored: Vec<String>,
+}
+
+/// `sandbox = "workspace-write"`, or the table form.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum SandboxConfig {
+    Mode(SandboxMode),
+    Table(SandboxTable),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxTable {
+    pub mode: Option<SandboxMode>,
+    /// Allow shell commands TCP connections (default false).
+    pub network: Option<bool>,
+    /// More paths shell commands may not read (`~/` is the home directory).
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+}
+
+impl SandboxConfig {
+    fn table(self) -> SandboxTable {
+        match self {
+            SandboxConfig::Mode(mode) => SandboxTable {
+                mode: Some(mode),
+                ..Default::default()
+            },
+            SandboxConfig::Table(t) => t,
+        }
+    }
 }
 
 impl FileConfig {
@@ -136,6 +183,25 @@ impl FileConfig {
         for (event, hooks) in other.hooks {
             self.hooks.entry(event).or_default().extend(hooks);
         }
+        if let Some(sandbox) = other.sandbox {
+            let mut merged = self
+                .sandbox
+                .take()
+                .map(SandboxConfig::table)
+                .unwrap_or_default();
+            let sandbox = sandbox.table();
+            merged.mode = sandbox.mode.or(merged.mode);
+            merged.network = sandbox.network.or(merged.network);
+            merged.deny_read.extend(sandbox.deny_read);
+            self.sandbox = Some(SandboxConfig::Table(merged));
+        }
+        if other.shell_environment.is_some() {
+            self.shell_environment = other.shell_environment;
+        }
+        self.trusted_directories.extend(other.trusted_directories);
+        self.untrusted_directories
+            .extend(other.untrusted_directories);
+        self.ignored.extend(other.ignored);
         for (name, m) in other.models {
             let slot = self.models.entry(name).or_default();
             slot.context_window = m.context_window.or(slot.context_window);
@@ -269,6 +335,16 @@ pub struct Resolved {
     pub suggestions: bool,
     /// `[compaction]`, validated.
     pub compaction: CompactionConfig,
+    /// `sandbox` from trusted config files (the `--sandbox` flag wins over its mode).
+    pub sandbox: SandboxTable,
+    /// `[shell_environment]` from trusted config files.
+    pub shell_environment: ShellEnvConfig,
+    /// Every API key variable a provider is configured with: never given to commands.
+    pub key_names: Vec<String>,
+    /// Keys of untrusted config files that were ignored (`file: key`).
+    pub ignored: Vec<String>,
+    /// The person chose not to trust this workspace (`untrusted_directories`).
+    pub trust_refused: bool,
 }
 
 impl Resolved {
@@ -301,9 +377,11 @@ pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> V
         .collect()
 }
 
-/// Loads and layers the config files, later ones winning. Hooks are taken only from the
-/// first `trusted` files (the global one): a repository's own `.saki/config.toml` must
-/// not be able to run commands on the machine of whoever opens it.
+/// Loads and layers the config files, later ones winning. Only the first `trusted` files
+/// (the global one, and the workspace's when the person trusted it) may set what runs
+/// commands or moves keys (see [`crate::trust`]): a repository's own
+/// `.saki/config.toml` must not be able to do that on the machine of whoever opens it.
+/// What an untrusted file tried is listed in [`FileConfig::ignored`].
 pub fn load_files(paths: &[PathBuf], trusted: usize) -> Result<FileConfig, ConfigError> {
     let mut merged = FileConfig::default();
     for (i, path) in paths.iter().enumerate() {
@@ -321,9 +399,21 @@ pub fn load_files(paths: &[PathBuf], trusted: usize) -> Result<FileConfig, Confi
             path: path.clone(),
             message: e.to_string(),
         })?;
-        if i >= trusted && !file.hooks.is_empty() {
-            tracing::warn!(path = %path.display(), "hooks in a workspace config file are ignored; define them in the global config");
-            file.hooks.clear();
+        if i >= trusted {
+            let ignored = crate::trust::strip_untrusted(&mut file);
+            file.ignored = ignored
+                .into_iter()
+                .map(|key| format!("{}: {key}", path.display()))
+                .collect();
+        }
+        if i > 0 && !(file.trusted_directories.is_empty() && file.untrusted_directories.is_empty())
+        {
+            file.ignored.push(format!(
+                "{}: trusted_directories (only the global config may trust directories)",
+                path.display()
+            ));
+            file.trusted_directories.clear();
+            file.untrusted_directories.clear();
         }
         merged.overlay(file);
     }
@@ -442,7 +532,28 @@ pub fn resolve(
         fast_model,
         suggestions: file.suggestions.unwrap_or(true),
         compaction: file.compaction.clone(),
+        sandbox: file
+            .sandbox
+            .clone()
+            .map(SandboxConfig::table)
+            .unwrap_or_default(),
+        shell_environment: file.shell_environment.clone().unwrap_or_default(),
+        key_names: key_names(file),
+        ignored: file.ignored.clone(),
+        trust_refused: false,
     })
+}
+
+/// The API key variables of the built-in and configured providers.
+fn key_names(file: &FileConfig) -> Vec<String> {
+    let mut names: Vec<String> = BUILTIN_PROVIDERS
+        .iter()
+        .filter_map(|name| builtin(name)?.env_key)
+        .chain(file.providers.values().filter_map(|p| p.env_key.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn detect_from_keys(env: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {

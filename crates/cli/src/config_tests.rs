@@ -190,15 +190,18 @@ fn workspace_file_overrides_global_file() {
         "[providers.anthropic]\nmodel = \"claude-b\"\nheaders = { b = \"2\" }\n",
     )
     .unwrap();
-    let file = load_files(&[global, local, dir.path().join("missing.toml")], 1).unwrap();
-    let r = resolve(
-        &file,
-        &Overrides::default(),
-        &env_of(&[("ANTHROPIC_API_KEY", "k")]),
-    )
-    .unwrap();
+    let paths = [global, local, dir.path().join("missing.toml")];
+    let env = env_of(&[("ANTHROPIC_API_KEY", "k")]);
+    let file = load_files(&paths, 1).unwrap();
+    let r = resolve(&file, &Overrides::default(), &env).unwrap();
     assert_eq!(r.model, "claude-b");
+    assert_eq!(r.headers.len(), 1, "an untrusted file sends no headers");
+    assert_eq!(r.ignored.len(), 1);
+    assert!(r.ignored[0].ends_with("local.toml: providers.anthropic.headers"));
+    let trusted = load_files(&paths, 2).unwrap();
+    let r = resolve(&trusted, &Overrides::default(), &env).unwrap();
     assert_eq!(r.headers.len(), 2);
+    assert!(r.ignored.is_empty());
 
     std::fs::write(dir.path().join("bad.toml"), "provider = [").unwrap();
     let err = load_files(&[dir.path().join("bad.toml")], 0).unwrap_err();

@@ -10,6 +10,7 @@ use saki_llm_client::{ClientError, StopReason, ThinkingConfig};
 use saki_llm_worker::hook::HookInterceptor;
 use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
 use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
+use saki_tools::sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
 use serde_json::json;
 use std::io::Read;
@@ -48,6 +49,11 @@ pub struct RunArgs {
     /// `--resume --last` (also just `--last`) for this workspace's newest one.
     #[arg(long, value_name = "ID", num_args = 0..=1)]
     pub resume: Option<Option<String>>,
+    /// How shell commands are confined: workspace-write (default: writes only in the
+    /// workspace and a private temp dir, no network, no credential files), read-only, or
+    /// off. Also `sandbox = "..."` in config.toml.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// Another directory the tools and `@path` references may use (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
@@ -132,6 +138,31 @@ pub fn build_system_prompt(workspace: &std::path::Path) -> String {
     saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
 }
 
+/// What the person should know about this session's setup: config keys ignored because
+/// the workspace is not trusted, and a sandbox that is not in force.
+pub fn setup_alerts(resolved: &config::Resolved, sandbox: &SandboxStatus) -> Vec<Alert> {
+    let mut alerts: Vec<Alert> = resolved
+        .ignored
+        .iter()
+        .map(|key| Alert {
+            level: AlertLevel::Warn,
+            message: format!(
+                "ignored {key}: this workspace is not trusted (`saki trust` trusts it)"
+            ),
+        })
+        .collect();
+    if sandbox.mode != SandboxMode::Off && !sandbox.enforced {
+        alerts.push(Alert {
+            level: AlertLevel::Warn,
+            message: format!(
+                "shell commands run without a sandbox ({}); only approvals protect this machine",
+                sandbox.detail
+            ),
+        });
+    }
+    alerts
+}
+
 fn report_alert(alert: &Alert, json_mode: bool) {
     if json_mode {
         emit(&json!({"type": "alert", "level": alert.level, "message": alert.message}));
@@ -165,6 +196,13 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         Err(e) => {
             failed(json_mode, "config", &e.to_string());
             return ExitCode::Config;
+        }
+    };
+    let (workspace, sandbox) = match setup::shell(&workspace, &resolved, args.run.sandbox) {
+        Ok(w) => w,
+        Err(message) => {
+            failed(json_mode, "internal", &message);
+            return ExitCode::Internal;
         }
     };
     let prompt = match read_prompt(args.prompt.as_deref()) {
@@ -239,7 +277,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             )
             .map_err(|e| e.to_string())
         });
-    let mut alerts = Vec::new();
+    let mut alerts = setup_alerts(&resolved, &sandbox);
     let recorder = match opened {
         Ok(opened) => {
             worker.set_history(opened.history);
@@ -276,7 +314,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
             "approval": args.run.approval, "cwd": workspace.root(), "session_id": recorder.id(),
-            "resumed": !matches!(resume, Resume::New)}),
+            "resumed": !matches!(resume, Resume::New), "sandbox": sandbox}),
         );
     } else {
         worker

@@ -9,6 +9,7 @@ mod interactive;
 mod output;
 mod session;
 mod setup;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use exit::ExitCode;
@@ -39,6 +40,12 @@ enum Command {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+    },
+    /// Trust a directory: its own .saki/config.toml may then set providers' base_url,
+    /// env_key and headers, hooks, the sandbox and the shell environment.
+    Trust {
+        /// The directory (default: the current one).
+        dir: Option<std::path::PathBuf>,
     },
     /// Tools for looking inside saki.
     #[command(subcommand)]
@@ -145,9 +152,62 @@ fn shell_safety(command: Option<String>, cd: Option<std::path::PathBuf>) -> Exit
     ExitCode::Success
 }
 
+fn trust(dir: Option<std::path::PathBuf>) -> ExitCode {
+    let dir = dir
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| ".".into());
+    let env = |k: &str| std::env::var(k).ok();
+    let Some(config_dir) = config::global_config_dir(&env) else {
+        eprintln!("error: no config directory: set HOME or XDG_CONFIG_HOME");
+        return ExitCode::Config;
+    };
+    let file = config_dir.join("config.toml");
+    match trust::record(&file, &dir, trust::Decision::Trust) {
+        Ok(added) => {
+            let shown = dir.canonicalize().unwrap_or(dir);
+            let verb = if added { "trusted" } else { "already trusted" };
+            println!(
+                "{verb}: {} (recorded in {})",
+                shown.display(),
+                file.display()
+            );
+            ExitCode::Success
+        }
+        Err(e @ trust::TrustError::NotADirectory(_)) => {
+            eprintln!("error: {e}");
+            ExitCode::Usage
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::Config
+        }
+    }
+}
+
+/// `saki sandbox-exec ...`: the sandbox helper every shell command runs through. Handled
+/// before anything else, so a command starts as fast as a process can.
+fn sandbox_exec(args: &[std::ffi::OsString]) -> std::process::ExitCode {
+    use saki_tools::sandbox::{helper_main, HelperExit, HELPER_FAILED};
+    match helper_main(args) {
+        Ok(HelperExit::Probe(status)) => {
+            println!("{}", serde_json::to_string(&status).unwrap_or_default());
+            std::process::ExitCode::SUCCESS
+        }
+        Ok(HelperExit::Exited(code)) => std::process::ExitCode::from(code),
+        Err(e) => {
+            eprintln!("saki sandbox-exec: {e}");
+            std::process::ExitCode::from(HELPER_FAILED)
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw.get(1).and_then(|a| a.to_str()) == Some(saki_tools::sandbox::HELPER_SUBCOMMAND) {
+        return sandbox_exec(&raw[2..]);
+    }
     // Parse before anything else so `--version` and `--help` stay instant.
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(raw);
     let interactive = cli.command.is_none();
     init_tracing(interactive);
     let Some(command) = cli.command else {
@@ -157,6 +217,7 @@ fn main() -> std::process::ExitCode {
         Command::Exec(args) => block_on(exec::run(args)),
         Command::Compact(args) => block_on(compact::run(args)),
         Command::Sessions { json } => session::list(json),
+        Command::Trust { dir } => trust(dir),
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };

@@ -5,8 +5,11 @@ use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exec::ProviderArgs;
 use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError};
 use saki_llm_worker::hook::Hooks;
+use saki_pod::SessionStore;
 use saki_pod::{CompactionSettings, Compactor, FsView};
-use saki_tools::Workspace;
+use saki_tools::sandbox::{self, SandboxMode, SandboxPolicy, SandboxStatus};
+use saki_tools::{ShellRuntime, Workspace};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Resolves provider and model from flags, environment and config files, and loads the
@@ -19,8 +22,15 @@ pub fn resolve(
 ) -> Result<(Resolved, Hooks), ConfigError> {
     let env = |k: &str| std::env::var(k).ok();
     let paths = config::config_paths(workspace, &env);
-    // Every file but the workspace's own (the last) may define hooks.
-    let files = config::load_files(&paths, paths.len().saturating_sub(1))?;
+    // The workspace's own file (the last) is trusted only when the global one says so.
+    let global_count = paths.len().saturating_sub(1);
+    let global = config::load_files(&paths[..global_count], global_count)?;
+    let trusted = if crate::trust::is_trusted(&global.trusted_directories, workspace) {
+        paths.len()
+    } else {
+        global_count
+    };
+    let files = config::load_files(&paths, trusted)?;
     let flags_name_one = args.provider.is_some() || args.model.is_some();
     let (session_provider, session_model) = match session {
         Some((p, m)) if !flags_name_one => (Some(p.to_owned()), Some(m.to_owned())),
@@ -32,7 +42,11 @@ pub fn resolve(
         base_url: args.base_url.clone(),
         fast_model: args.fast_model.clone(),
     };
-    let resolved = config::resolve(&files, &overrides, &env)?;
+    let mut resolved = config::resolve(&files, &overrides, &env)?;
+    resolved.trust_refused = global.untrusted_directories.iter().any(|d| {
+        d.canonicalize()
+            .is_ok_and(|d| workspace.canonicalize().is_ok_and(|w| w == d))
+    });
     let mut hooks = Hooks::new(workspace.to_path_buf());
     for (event, list) in files.hooks {
         for hook in list {
@@ -77,6 +91,63 @@ pub fn compactor(
     Compactor::new(client, compaction_settings(resolved))
         .with_hooks(hooks.clone())
         .with_fs(FsView::new(workspace))
+}
+
+/// How shell commands run in this session: the environment, a private temp dir and the
+/// sandbox (`--sandbox` wins over config; default `workspace-write`). Returns the
+/// workspace with its shell runtime and the sandbox really in force.
+pub fn shell(
+    workspace: &Workspace,
+    resolved: &Resolved,
+    flag: Option<SandboxMode>,
+) -> Result<(Arc<Workspace>, SandboxStatus), String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut runtime = ShellRuntime::new(&resolved.shell_environment, &resolved.key_names)
+        .map_err(|e| e.to_string())?;
+    let mode = flag
+        .or(resolved.sandbox.mode)
+        .unwrap_or(SandboxMode::WorkspaceWrite);
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    // saki's own config (keys, trust) and data (sessions) are never for commands.
+    let mut deny: Vec<PathBuf> = config::global_config_dir(&env)
+        .into_iter()
+        .chain(SessionStore::default_dir(&env).and_then(|d| d.parent().map(PathBuf::from)))
+        .collect();
+    for path in &resolved.sandbox.deny_read {
+        deny.push(match (path.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(path),
+        });
+    }
+    let policy = SandboxPolicy::new(
+        mode,
+        workspace.roots(),
+        runtime.tmp(),
+        home.as_deref(),
+        &deny,
+        resolved.sandbox.network.unwrap_or(false),
+    );
+    let probed = std::env::current_exe()
+        .map_err(|e| format!("cannot find the saki binary to run the sandbox: {e}"))
+        .and_then(|saki| Ok((sandbox::probe(&saki, &policy)?, saki)));
+    let status = match probed {
+        Ok((status, saki)) => {
+            runtime.set_sandbox(saki, &policy);
+            status
+        }
+        Err(detail) => {
+            tracing::warn!(detail, "shell commands run without the sandbox helper");
+            SandboxStatus {
+                mode,
+                enforced: false,
+                network: policy.network,
+                detail,
+            }
+        }
+    };
+    let mut workspace = workspace.clone();
+    workspace.set_shell_runtime(Arc::new(runtime));
+    Ok((Arc::new(workspace), status))
 }
 
 /// A token that Ctrl+C cancels.

@@ -7,7 +7,9 @@ mod files;
 pub mod grants;
 pub mod grep;
 pub mod listing;
+pub mod sandbox;
 pub mod shell;
+pub mod shell_env;
 pub mod shell_safety;
 pub mod workspace;
 
@@ -16,6 +18,7 @@ pub use approval::{
     Assessment, CallClass, DenyWithoutAsking, SharedMode,
 };
 pub use grants::SessionGrants;
+pub use shell::{ShellRuntime, ShellRuntimeError};
 pub use workspace::{ScopeError, Workspace};
 
 use saki_llm_worker::{Tool, ToolServer, ToolServerError};

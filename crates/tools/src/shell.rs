@@ -1,12 +1,20 @@
 //! shell: `bash -c` in the workspace root, in its own process group so that a timeout,
 //! a cancel (the future is dropped) or the end of the command kills everything it
 //! started. Output (stdout and stderr, interleaved) is capped keeping head and tail.
+//!
+//! With a [`ShellRuntime`] that knows the saki binary, the command runs through the
+//! sandbox helper (`saki sandbox-exec`, see [`crate::sandbox`]), which restricts it and
+//! kills every process it leaves behind, also ones that left the process group. Either
+//! way it gets the scrubbed environment of [`crate::shell_env`].
 
 use crate::common::{parse_args, prefix_at_boundary, suffix_at_boundary, TOOL_OUTPUT_MAX_BYTES};
+use crate::sandbox::{SandboxPolicy, HELPER_SUBCOMMAND};
+use crate::shell_env::{self, ShellEnvConfig, ShellEnvError};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -16,6 +24,69 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 
 pub struct Shell(pub Arc<Workspace>);
+
+/// How shell commands run in a session: their environment, a private temp dir (0700,
+/// removed with the runtime), and the sandbox helper.
+#[derive(Debug)]
+pub struct ShellRuntime {
+    env: Vec<(String, String)>,
+    tmp: tempfile::TempDir,
+    sandbox: Option<Launcher>,
+}
+
+#[derive(Debug)]
+struct Launcher {
+    program: PathBuf,
+    policy_json: String,
+}
+
+impl ShellRuntime {
+    /// A runtime with the environment `config` builds from saki's own, without the
+    /// variables named in `key_names` (the providers' API keys), and no sandbox.
+    pub fn new(config: &ShellEnvConfig, key_names: &[String]) -> Result<Self, ShellRuntimeError> {
+        let tmp = tempfile::Builder::new()
+            .prefix("saki-shell-")
+            .tempdir()
+            .map_err(ShellRuntimeError::TempDir)?;
+        let mut env = config.build(std::env::vars(), key_names)?;
+        let tmp_str = tmp.path().to_string_lossy().into_owned();
+        for (name, value) in shell_env::unattended(&tmp_str) {
+            env.retain(|(n, _)| n != name);
+            env.push((name.to_owned(), value));
+        }
+        Ok(Self {
+            env,
+            tmp,
+            sandbox: None,
+        })
+    }
+
+    /// Runs commands through `program sandbox-exec` (the saki binary) with `policy`.
+    pub fn set_sandbox(&mut self, program: PathBuf, policy: &SandboxPolicy) {
+        self.sandbox = Some(Launcher {
+            program,
+            policy_json: serde_json::to_string(policy).unwrap_or_default(),
+        });
+    }
+
+    /// The private temp dir commands get as `TMPDIR`.
+    pub fn tmp(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// The environment commands run with.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShellRuntimeError {
+    #[error("cannot create the private temp dir for shell commands: {0}")]
+    TempDir(std::io::Error),
+    #[error(transparent)]
+    Env(#[from] ShellEnvError),
+}
 
 #[derive(Deserialize)]
 struct ShellArgs {
@@ -63,17 +134,30 @@ impl HeadTail {
     }
 }
 
-/// Kills the whole process group when dropped (cancel, timeout, or normal end, which
-/// also reaps background jobs that would keep the pipes open).
-struct GroupGuard(Option<i32>);
+/// Ends what a command started when dropped (cancel, timeout, or normal end, which also
+/// reaps background jobs that would keep the pipes open). Through the helper it asks the
+/// helper to stop (SIGTERM), which kills every descendant, also those outside the process
+/// group, and exits; without it, the whole process group gets SIGKILL.
+struct GroupGuard {
+    pgid: Option<i32>,
+    helper: bool,
+    /// The leader was reaped: its id may belong to someone else now.
+    leader_done: bool,
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+        use nix::sys::signal::{kill, killpg, Signal};
+        use nix::unistd::Pid;
+        let Some(pgid) = self.pgid else {
+            return;
+        };
+        if self.helper {
+            if !self.leader_done {
+                let _ = kill(Pid::from_raw(pgid), Signal::SIGTERM);
+            }
+        } else {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
     }
 }
@@ -121,18 +205,41 @@ impl Tool for Shell {
                 .unwrap_or(DEFAULT_TIMEOUT_SECS)
                 .clamp(1, MAX_TIMEOUT_SECS),
         );
-        let mut child = tokio::process::Command::new("bash")
-            .arg("-c")
-            .arg(&args.command)
+        let runtime = self.0.shell_runtime();
+        let launcher = runtime.and_then(|r| r.sandbox.as_ref());
+        let mut command = match launcher {
+            Some(l) => {
+                let mut c = tokio::process::Command::new(&l.program);
+                c.args([HELPER_SUBCOMMAND, "--policy", &l.policy_json, "--"]);
+                c.arg("bash");
+                c
+            }
+            None => tokio::process::Command::new("bash"),
+        };
+        command.arg("-c").arg(&args.command).env_clear();
+        match runtime {
+            Some(r) => command.envs(r.env.iter().map(|(k, v)| (k, v))),
+            None => command.envs(
+                ShellEnvConfig::default()
+                    .build(std::env::vars(), &[])
+                    .unwrap_or_default(),
+            ),
+        };
+        let mut child = command
             .current_dir(self.0.root())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
-            .kill_on_drop(true)
+            // The helper must get the chance to clean up; the guard handles it.
+            .kill_on_drop(launcher.is_none())
             .spawn()
             .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
-        let mut guard = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+        let mut guard = GroupGuard {
+            pgid: child.id().and_then(|id| i32::try_from(id).ok()),
+            helper: launcher.is_some(),
+            leader_done: false,
+        };
         let output = Arc::new(Mutex::new(HeadTail::default()));
         let readers: Vec<_> = [
             child.stdout.take().map(|r| pump(r, output.clone())),
@@ -142,7 +249,20 @@ impl Tool for Shell {
         .flatten()
         .collect();
         let status = tokio::time::timeout(timeout, child.wait()).await;
-        drop(std::mem::replace(&mut guard, GroupGuard(None))); // kill leftovers now
+        guard.leader_done = matches!(status, Ok(Ok(_)));
+        // Kill leftovers now; through the helper, give it a moment to finish that.
+        drop(std::mem::replace(
+            &mut guard,
+            GroupGuard {
+                pgid: None,
+                helper: false,
+                leader_done: true,
+            },
+        ));
+        if launcher.is_some() && status.is_err() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            let _ = child.start_kill();
+        }
         for reader in readers {
             let _ = tokio::time::timeout(Duration::from_secs(2), reader).await;
         }

@@ -1,7 +1,9 @@
 //! The workspace scope: every path a tool touches is resolved (symlinks included) and
 //! must stay inside one of the workspace roots.
 
+use crate::shell::ShellRuntime;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScopeError {
@@ -17,13 +19,26 @@ pub enum ScopeError {
 pub struct Workspace {
     /// Canonical roots; the first is where relative paths start.
     roots: Vec<PathBuf>,
+    /// How shell commands run here (environment, temp dir, sandbox); `None`: a scrubbed
+    /// copy of saki's environment and no sandbox.
+    shell: Option<Arc<ShellRuntime>>,
 }
 
 impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> std::io::Result<Self> {
         Ok(Self {
             roots: vec![root.as_ref().canonicalize()?],
+            shell: None,
         })
+    }
+
+    /// Shell commands in this workspace run as `runtime` says.
+    pub fn set_shell_runtime(&mut self, runtime: Arc<ShellRuntime>) {
+        self.shell = Some(runtime);
+    }
+
+    pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {
+        self.shell.as_ref()
     }
 
     /// Adds another root (`--add-dir`).

@@ -82,6 +82,11 @@ pub struct Status {
     pub tokens_used: u64,
     pub approval: Option<ApprovalMode>,
     pub session_id: Option<String>,
+    /// Which sandbox shell commands run in: `sandbox: workspace-write`, `sandbox: off`,
+    /// `sandbox: none (…)`.
+    pub sandbox: Option<String>,
+    /// Whether that sandbox is really enforced (drawn as a warning when not).
+    pub sandboxed: bool,
 }
 
 /// A tool call waiting for the person's answer.

@@ -222,6 +222,14 @@ impl App {
         }
         let mode = s.approval.map_or("default", |m| m.as_str());
         spans.push(Span::styled(format!(" · {mode}"), theme.accent()));
+        if let Some(sandbox) = &s.sandbox {
+            let style = if s.sandboxed {
+                theme.dim()
+            } else {
+                theme.warn()
+            };
+            spans.push(Span::styled(format!(" · {sandbox}"), style));
+        }
         if let Some(label) = self.spec.label() {
             let style = match self.spec {
                 crate::protocol::SpecState::Ready => theme.ok(),

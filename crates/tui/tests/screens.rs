@@ -18,6 +18,8 @@ fn status() -> Status {
         tokens_used: 12_800,
         approval: Some(ApprovalMode::Default),
         session_id: None,
+        sandbox: None,
+        sandboxed: false,
     }
 }
 

@@ -16,6 +16,7 @@ use saki_followup::{
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
 use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
+use saki_tools::sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{ApprovalMode, SessionGrants, SharedMode, Workspace};
 use saki_tui::{Action, EngineEvent, Level, SpecState, Status};
 use std::future::Future;
@@ -44,6 +45,7 @@ pub struct Engine {
     pub(super) store: Option<SessionStore>,
     pub(super) tokens: Arc<AtomicU64>,
     pub(super) suggestions: bool,
+    pub(super) sandbox: SandboxStatus,
     pub(super) cache: CacheSafeStore,
     background: Option<Background>,
     /// A finished speculation waiting for its suggestion to be submitted.
@@ -72,6 +74,7 @@ impl Engine {
             store,
             tokens,
             suggestions,
+            sandbox,
         } = setup;
         Self {
             worker,
@@ -87,6 +90,7 @@ impl Engine {
             store,
             tokens,
             suggestions,
+            sandbox,
             cache: CacheSafeStore::default(),
             background: None,
             ready: None,
@@ -113,6 +117,8 @@ impl Engine {
             tokens_used: self.tokens.load(Ordering::Relaxed),
             approval: Some(self.mode.get()),
             session_id: bridge::recorder(&self.slot).map(|r| r.id()),
+            sandbox: Some(self.sandbox.label()),
+            sandboxed: self.sandbox.enforced || self.sandbox.mode == SandboxMode::Off,
         }
     }
 

@@ -19,6 +19,7 @@ use saki_llm_client::ThinkingConfig;
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{Worker, WorkerConfig};
 use saki_pod::{PodInterceptor, SessionStore};
+use saki_tools::sandbox::SandboxStatus;
 use saki_tools::{ApprovalPolicy, SessionGrants, SharedMode, Workspace};
 use saki_tui::{App, Theme};
 use std::sync::atomic::AtomicU64;
@@ -51,6 +52,7 @@ pub(crate) struct Setup {
     store: Option<SessionStore>,
     tokens: Arc<AtomicU64>,
     suggestions: bool,
+    sandbox: SandboxStatus,
 }
 
 pub fn run(args: InteractiveArgs) -> ExitCode {
@@ -112,8 +114,13 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let session = loaded
         .as_ref()
         .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
-    let resolved = setup::resolve(workspace.root(), &args.provider, session)
-        .map_err(|e| (ExitCode::Config, e.to_string()));
+    let mut resolved = setup::resolve(workspace.root(), &args.provider, session);
+    if let Ok((r, _)) = &resolved {
+        if !r.ignored.is_empty() && !r.trust_refused && ask_trust(workspace.root(), &r.ignored) {
+            resolved = setup::resolve(workspace.root(), &args.provider, session);
+        }
+    }
+    let resolved = resolved.map_err(|e| (ExitCode::Config, e.to_string()));
     let setup = match resolved.and_then(|(resolved, hooks)| {
         build(&args, resolved, hooks, workspace.clone(), ui_tx, store.ok())
     }) {
@@ -152,6 +159,44 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     }
 }
 
+/// Asks once, on the terminal before the UI opens, whether to trust a workspace whose
+/// config sets keys only trusted directories may set; records the answer.
+fn ask_trust(workspace: &std::path::Path, ignored: &[String]) -> bool {
+    use std::io::{BufRead, Write};
+    let mut err = std::io::stderr();
+    let _ = writeln!(
+        err,
+        "This workspace's config sets keys that only a trusted directory may set:"
+    );
+    for key in ignored {
+        // Key names come from the repository: no control characters reach the terminal.
+        let key: String = key.chars().filter(|c| !c.is_control()).collect();
+        let _ = writeln!(err, "  {key}");
+    }
+    let _ = write!(
+        err,
+        "Trust {}? Its config could then send your API keys elsewhere and run commands. [y/N] ",
+        workspace.display()
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    let decision = if answer.trim().eq_ignore_ascii_case("y") {
+        crate::trust::Decision::Trust
+    } else {
+        crate::trust::Decision::Refuse
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    if let Some(dir) = crate::config::global_config_dir(&env) {
+        if let Err(e) = crate::trust::record(&dir.join("config.toml"), workspace, decision) {
+            let _ = writeln!(err, "warning: {e}");
+        }
+    }
+    decision == crate::trust::Decision::Trust
+}
+
 /// Wires the Worker like `exec` does, with a UI approver and a shared approval mode.
 fn build(
     args: &InteractiveArgs,
@@ -162,6 +207,14 @@ fn build(
     store: Option<SessionStore>,
 ) -> Result<Setup, (ExitCode, String)> {
     let client = setup::client(&resolved).map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    let (workspace, sandbox) = setup::shell(&workspace, &resolved, args.run.sandbox)
+        .map_err(|e| (ExitCode::Internal, e))?;
+    for alert in crate::exec::setup_alerts(&resolved, &sandbox) {
+        let _ = ui.send(saki_tui::EngineEvent::Alert {
+            level: saki_tui::Level::Warn,
+            message: alert.message,
+        });
+    }
     let tools = saki_tools::builtin_server(workspace.clone())
         .map_err(|e| (ExitCode::Internal, e.to_string()))?;
     let mut config = WorkerConfig::new(resolved.model.clone());
@@ -223,5 +276,6 @@ fn build(
         store,
         tokens,
         suggestions,
+        sandbox,
     })
 }

@@ -38,6 +38,7 @@ fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness 
             approval: mode,
             resume: None,
             add_dir: Vec::new(),
+            sandbox: None,
             last: false,
             max_turns: 10,
         },
