@@ -17,8 +17,12 @@ pub enum ExitCode {
     MaxTurns = 6,
     /// A hook cancelled the prompt before it was sent.
     PromptCancelled = 7,
+    /// The terminal went away (SIGHUP): running commands were killed, the session kept.
+    Hangup = 129,
     /// Cancelled with Ctrl+C.
     Interrupted = 130,
+    /// Told to stop (SIGTERM): running commands were killed, the session kept.
+    Terminated = 143,
 }
 
 impl From<ExitCode> for std::process::ExitCode {

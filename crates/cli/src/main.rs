@@ -208,10 +208,11 @@ fn main() -> std::process::ExitCode {
     }
     // Parse before anything else so `--version` and `--help` stay instant.
     let cli = Cli::parse_from(raw);
+    protect_process();
     let interactive = cli.command.is_none();
     init_tracing(interactive);
     let Some(command) = cli.command else {
-        return interactive::run(cli.interactive).into();
+        return finish(interactive::run(cli.interactive));
     };
     let code = match command {
         Command::Exec(args) => block_on(exec::run(args)),
@@ -221,7 +222,30 @@ fn main() -> std::process::ExitCode {
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };
-    code.into()
+    finish(code)
+}
+
+/// Processes that outlive the commands that started them come back to saki (it is a
+/// child subreaper) and are killed at exit. Other processes of the same user, sandboxed
+/// commands among them, cannot read saki's memory or `/proc/PID/environ`, where the API
+/// keys are (it is not dumpable).
+fn protect_process() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::prctl;
+        if let Err(e) = prctl::set_child_subreaper(true) {
+            tracing::debug!(error = %e, "cannot become a child subreaper");
+        }
+        if let Err(e) = prctl::set_dumpable(false) {
+            tracing::debug!(error = %e, "cannot make the process non-dumpable");
+        }
+    }
+}
+
+/// The exit code, unless SIGTERM or SIGHUP ended the run; leftover processes are killed.
+fn finish(code: ExitCode) -> std::process::ExitCode {
+    saki_tools::sandbox::kill_descendants();
+    setup::terminated_by().unwrap_or(code).into()
 }
 
 fn block_on(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {

@@ -3,6 +3,8 @@
 
 use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exec::ProviderArgs;
+use crate::exit::ExitCode;
+use nix::sys::signal::Signal;
 use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError};
 use saki_llm_worker::hook::Hooks;
 use saki_pod::SessionStore;
@@ -10,6 +12,7 @@ use saki_pod::{CompactionSettings, Compactor, FsView};
 use saki_tools::sandbox::{self, SandboxMode, SandboxPolicy, SandboxStatus};
 use saki_tools::{ShellRuntime, Workspace};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 /// Resolves provider and model from flags, environment and config files, and loads the
@@ -150,7 +153,41 @@ pub fn shell(
     Ok((Arc::new(workspace), status))
 }
 
-/// A token that Ctrl+C cancels.
+/// The signal (SIGTERM or SIGHUP) that told saki to stop, 0 for none.
+static TERMINATED_BY: AtomicI32 = AtomicI32::new(0);
+
+/// The exit code for a SIGTERM or SIGHUP received while running, if one was.
+pub fn terminated_by() -> Option<ExitCode> {
+    match TERMINATED_BY.load(Ordering::Relaxed) {
+        0 => None,
+        sig if sig == Signal::SIGHUP as i32 => Some(ExitCode::Hangup),
+        _ => Some(ExitCode::Terminated),
+    }
+}
+
+/// Waits for SIGTERM or SIGHUP, remembers it for [`terminated_by`] and runs `then`.
+pub fn on_termination(then: impl FnOnce() + Send + 'static) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("cannot listen for SIGTERM and SIGHUP");
+        return;
+    };
+    tokio::spawn(async move {
+        let sig = tokio::select! {
+            _ = term.recv() => Signal::SIGTERM,
+            _ = hup.recv() => Signal::SIGHUP,
+        };
+        TERMINATED_BY.store(sig as i32, Ordering::Relaxed);
+        then();
+    });
+}
+
+/// A token that Ctrl+C, SIGTERM and SIGHUP cancel: the turn stops, its tool calls are
+/// killed (their sandbox helpers kill whatever they started) and the session log keeps
+/// every committed item.
 pub fn cancel_on_ctrl_c() -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -159,5 +196,7 @@ pub fn cancel_on_ctrl_c() -> CancellationToken {
             on_interrupt.cancel();
         }
     });
+    let on_term = cancel.clone();
+    on_termination(move || on_term.cancel());
     cancel
 }

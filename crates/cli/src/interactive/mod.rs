@@ -147,6 +147,12 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         workspace.root().display()
     ));
     let engine_task = tokio::spawn(engine.run(action_rx));
+    // SIGTERM / SIGHUP: quit like /quit (the turn is cancelled, its commands killed, the
+    // session kept), and exit with the signal's code.
+    let quit = action_tx.clone();
+    setup::on_termination(move || {
+        let _ = quit.send(saki_tui::Action::Quit);
+    });
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
     // The UI is gone: the engine sees its channel close and stops what runs.
     let _ = engine_task.await;

@@ -149,9 +149,10 @@ fn become_reaper() {
 #[cfg(not(target_os = "linux"))]
 fn become_reaper() {}
 
-/// Kills every descendant. As a subreaper the helper inherits orphans, so killing its
-/// children (and their children, who then become its own) repeats until none is left.
-pub(crate) fn kill_descendants() {
+/// Kills every descendant of this process. As a subreaper the process inherits orphans,
+/// so killing its children (and their children, who then become its own) repeats until
+/// none is left.
+pub fn kill_descendants() {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     use nix::unistd::Pid;

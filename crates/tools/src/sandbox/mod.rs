@@ -20,7 +20,9 @@ mod helper;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
 
-pub use helper::{helper_main, HelperError, HelperExit, HELPER_FAILED, HELPER_SUBCOMMAND};
+pub use helper::{
+    helper_main, kill_descendants, HelperError, HelperExit, HELPER_FAILED, HELPER_SUBCOMMAND,
+};
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
