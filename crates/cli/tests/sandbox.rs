@@ -255,3 +255,96 @@ fn a_git_config_edit_does_not_become_code_execution() {
     }
     assert!(!pwned.exists());
 }
+
+/// Whether a process is gone (or a zombie nobody will run again).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().unwrap().trim().starts_with('Z'),
+    }
+}
+
+fn wait_for(path: &std::path::Path) -> String {
+    for _ in 0..500 {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+#[test]
+fn no_process_outlives_its_shell_call_not_even_with_setsid() {
+    for sandbox in ["workspace-write", "off"] {
+        let e = env(&[]);
+        let events = run(
+            &e,
+            "yolo",
+            &[shell(
+                "setsid -f sh -c 'echo $$ > daemon.pid; exec sleep 300'; \
+                 sleep 300 & echo $! > job.pid; sleep 0.2; echo started",
+            )],
+            &["--sandbox", sandbox],
+        );
+        assert!(results(&events)[0].1.contains("started"));
+        for file in ["daemon.pid", "job.pid"] {
+            let pid = std::fs::read_to_string(e.ws.join(file)).unwrap();
+            assert!(gone(&pid), "{sandbox}: {file} {pid} survived");
+        }
+    }
+}
+
+#[test]
+fn sigterm_kills_running_commands_keeps_the_session_and_exits_143() {
+    let e = env(&[]);
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call(
+        "c0",
+        "shell",
+        json!({"command": "setsid -f sh -c 'echo $$ > daemon.pid; exec sleep 300'; sleep 300 & echo $! > job.pid; wait"})
+            .to_string(),
+    ));
+    let mut child = e
+        .cmd()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .args([
+            "exec",
+            "--json",
+            "--provider",
+            "anthropic",
+            "--approval",
+            "yolo",
+        ])
+        .arg("--base-url")
+        .arg(server.url())
+        .arg("go")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let daemon = wait_for(&e.ws.join("daemon.pid"));
+    let job = wait_for(&e.ws.join("job.pid"));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    // The helper got its stop request; give it a moment to finish the job.
+    for _ in 0..100 {
+        if gone(&daemon) && gone(&job) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(gone(&daemon) && gone(&job), "{daemon} {job}");
+    let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
+    assert!(
+        log.contains("\"tool_result\"") || log.contains("cancelled"),
+        "{log}"
+    );
+}
