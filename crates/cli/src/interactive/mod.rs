@@ -168,25 +168,41 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
 /// Asks once, on the terminal before the UI opens, whether to trust a workspace whose
 /// config sets keys only trusted directories may set; records the answer.
 fn ask_trust(workspace: &std::path::Path, ignored: &[String]) -> bool {
-    use std::io::{BufRead, Write};
-    let mut err = std::io::stderr();
+    let env = |k: &str| std::env::var(k).ok();
+    let config = crate::config::global_config_dir(&env).map(|d| d.join("config.toml"));
+    ask_trust_on(
+        &mut std::io::stdin().lock(),
+        &mut std::io::stderr(),
+        workspace,
+        ignored,
+        config.as_deref(),
+    )
+}
+
+fn ask_trust_on(
+    input: &mut impl std::io::BufRead,
+    out: &mut impl std::io::Write,
+    workspace: &std::path::Path,
+    ignored: &[String],
+    config: Option<&std::path::Path>,
+) -> bool {
     let _ = writeln!(
-        err,
+        out,
         "This workspace's config sets keys that only a trusted directory may set:"
     );
     for key in ignored {
         // Key names come from the repository: no control characters reach the terminal.
         let key: String = key.chars().filter(|c| !c.is_control()).collect();
-        let _ = writeln!(err, "  {key}");
+        let _ = writeln!(out, "  {key}");
     }
     let _ = write!(
-        err,
+        out,
         "Trust {}? Its config could then send your API keys elsewhere and run commands. [y/N] ",
         workspace.display()
     );
-    let _ = err.flush();
+    let _ = out.flush();
     let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+    if input.read_line(&mut answer).is_err() {
         return false;
     }
     let decision = if answer.trim().eq_ignore_ascii_case("y") {
@@ -194,10 +210,9 @@ fn ask_trust(workspace: &std::path::Path, ignored: &[String]) -> bool {
     } else {
         crate::trust::Decision::Refuse
     };
-    let env = |k: &str| std::env::var(k).ok();
-    if let Some(dir) = crate::config::global_config_dir(&env) {
-        if let Err(e) = crate::trust::record(&dir.join("config.toml"), workspace, decision) {
-            let _ = writeln!(err, "warning: {e}");
+    if let Some(config) = config {
+        if let Err(e) = crate::trust::record(config, workspace, decision) {
+            let _ = writeln!(out, "warning: {e}");
         }
     }
     decision == crate::trust::Decision::Trust

@@ -289,3 +289,34 @@ async fn new_and_resume_swap_the_history_and_list_the_saved_session() {
     assert!(matches!(&items[0], Item::User { text } if text == "remember me"));
     assert!(matches!(&items[1], Item::AssistantText { text } if text == "First answer."));
 }
+
+#[test]
+fn the_trust_question_records_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let config = dir.path().join("config.toml");
+    let ignored = ["ws/.saki/config.toml: providers.openai.base_url\u{1b}[2J".to_owned()];
+    let mut shown = Vec::new();
+    assert!(!super::ask_trust_on(
+        &mut "n\n".as_bytes(),
+        &mut shown,
+        &ws,
+        &ignored,
+        Some(&config)
+    ));
+    let shown = String::from_utf8(shown).unwrap();
+    assert!(shown.contains("providers.openai.base_url") && !shown.contains('\u{1b}'));
+    let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(file.untrusted_directories.len(), 1);
+    assert!(super::ask_trust_on(
+        &mut "y\n".as_bytes(),
+        &mut Vec::new(),
+        &ws,
+        &ignored,
+        Some(&config)
+    ));
+    let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert!(crate::trust::is_trusted(&file.trusted_directories, &ws));
+    assert!(file.untrusted_directories.is_empty());
+}
