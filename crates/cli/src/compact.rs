@@ -73,9 +73,14 @@ pub async fn run(args: CompactArgs) -> ExitCode {
     }
     let meta = &opened.meta;
     let session_choice = Some((meta.provider.as_str(), meta.model.as_str()));
-    let (resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, session_choice) {
-        Ok(r) => r,
-        Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
+    let (mut resolved, hooks) =
+        match setup::resolve(workspace.root(), &args.provider, session_choice) {
+            Ok(r) => r,
+            Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
+        };
+    let _local_server = match setup::prepare(&mut resolved, &|n| eprintln!("note: {n}")).await {
+        Ok(server) => server,
+        Err(message) => return fail(json_mode, "config", &message, ExitCode::Config),
     };
     let client = match setup::client(&resolved) {
         Ok(c) => c,

@@ -99,6 +99,10 @@ pub struct FileConfig {
     pub model: Option<String>,
     /// The model for background work: summaries, suggestions, speculation.
     pub fast_model: Option<String>,
+    /// A GGUF file to serve with llama.cpp for the session (`--local`); trusted files only.
+    pub local_model: Option<PathBuf>,
+    /// Context size for that server (default 16384).
+    pub local_context: Option<u32>,
     /// Predict the next prompt and run it speculatively in the interactive UI (default on).
     pub suggestions: Option<bool>,
     #[serde(default)]
@@ -174,6 +178,12 @@ impl FileConfig {
         }
         if other.suggestions.is_some() {
             self.suggestions = other.suggestions;
+        }
+        if other.local_model.is_some() {
+            self.local_model = other.local_model;
+        }
+        if other.local_context.is_some() {
+            self.local_context = other.local_context;
         }
         self.compaction.overlay(other.compaction);
         for (name, p) in other.providers {
@@ -345,6 +355,11 @@ pub struct Resolved {
     pub ignored: Vec<String>,
     /// The person chose not to trust this workspace (`untrusted_directories`).
     pub trust_refused: bool,
+    /// `[models.NAME] context_window` was set: the server is not asked for its window.
+    pub window_configured: bool,
+    /// A GGUF file to serve locally for this session, and its context size.
+    pub local_model: Option<PathBuf>,
+    pub local_context: Option<u32>,
 }
 
 impl Resolved {
@@ -496,6 +511,7 @@ pub fn resolve(
             env_key,
         });
     }
+    let model_name = model.clone();
     let mut limits = builtin_model(&model);
     let requested_max_output = file.models.get(&model).and_then(|m| m.max_output_tokens);
     if let Some(user) = file.models.get(&model) {
@@ -541,6 +557,12 @@ pub fn resolve(
         key_names: key_names(file),
         ignored: file.ignored.clone(),
         trust_refused: false,
+        window_configured: file
+            .models
+            .get(&model_name)
+            .is_some_and(|m| m.context_window.is_some()),
+        local_model: file.local_model.clone(),
+        local_context: file.local_context,
     })
 }
 

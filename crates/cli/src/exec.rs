@@ -124,6 +124,10 @@ pub struct ProviderArgs {
     /// The model for background work: compaction summaries, suggestions, speculation.
     #[arg(long, value_name = "MODEL")]
     pub fast_model: Option<String>,
+    /// Serve this GGUF model with llama.cpp for the session (llama-server from PATH, else
+    /// the prebuilt xllamacpp from PyPI, installed once) and use it. Config: `local_model`.
+    #[arg(long, value_name = "PATH.gguf")]
+    pub local: Option<PathBuf>,
 }
 
 /// The system prompt for a new session in `workspace`.
@@ -191,10 +195,17 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let (resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, None) {
+    let (mut resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, None) {
         Ok(r) => r,
         Err(e) => {
             failed(json_mode, "config", &e.to_string());
+            return ExitCode::Config;
+        }
+    };
+    let _local_server = match setup::prepare(&mut resolved, &|n| eprintln!("note: {n}")).await {
+        Ok(server) => server,
+        Err(message) => {
+            failed(json_mode, "config", &message);
             return ExitCode::Config;
         }
     };

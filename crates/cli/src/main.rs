@@ -6,6 +6,7 @@ mod exec;
 mod exit;
 mod followups;
 mod interactive;
+mod local;
 mod output;
 mod session;
 mod setup;

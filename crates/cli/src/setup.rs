@@ -35,17 +35,24 @@ pub fn resolve(
     };
     let files = config::load_files(&paths, trusted)?;
     let flags_name_one = args.provider.is_some() || args.model.is_some();
+    let local_model = args.local.clone().or(files.local_model.clone());
     let (session_provider, session_model) = match session {
         Some((p, m)) if !flags_name_one => (Some(p.to_owned()), Some(m.to_owned())),
         _ => (None, None),
     };
-    let overrides = Overrides {
+    let mut overrides = Overrides {
         provider: args.provider.clone().or(session_provider),
         model: args.model.clone().or(session_model),
         base_url: args.base_url.clone(),
         fast_model: args.fast_model.clone(),
     };
+    if local_model.is_some() {
+        // The session's own server: its address is known once it runs (`prepare`).
+        overrides.provider = Some("llamacpp".to_owned());
+        overrides.model = Some(crate::local::MODEL_ALIAS.to_owned());
+    }
     let mut resolved = config::resolve(&files, &overrides, &env)?;
+    resolved.local_model = local_model;
     resolved.trust_refused = global.untrusted_directories.iter().any(|d| {
         d.canonicalize()
             .is_ok_and(|d| workspace.canonicalize().is_ok_and(|w| w == d))
@@ -57,6 +64,57 @@ pub fn resolve(
         }
     }
     Ok((resolved, hooks))
+}
+
+/// What a session needs before its first request: the local server when `--local` asks
+/// for one (kept alive by the returned guard), and the server's real context window when
+/// config does not set one. Progress notes go to `note`.
+pub async fn prepare(
+    resolved: &mut Resolved,
+    note: &dyn Fn(&str),
+) -> Result<Option<crate::local::LocalServer>, String> {
+    let server = match resolved.local_model.clone() {
+        Some(model) => {
+            let context = resolved
+                .local_context
+                .unwrap_or(crate::local::DEFAULT_CONTEXT);
+            let server = crate::local::start(&model, context, note)
+                .await
+                .map_err(|e| e.to_string())?;
+            note(&format!(
+                "serving {} with {} at {}",
+                model.display(),
+                server.how,
+                server.base_url
+            ));
+            resolved.base_url = server.base_url.clone();
+            resolved.wire_api = saki_llm_client::WireApi::Chat;
+            Some(server)
+        }
+        None => None,
+    };
+    let asks = matches!(
+        resolved.provider.as_str(),
+        "llamacpp" | "ollama" | "openai-compatible"
+    );
+    if asks && !resolved.window_configured {
+        let window = saki_llm_client::server_info::context_window(
+            &resolved.base_url,
+            &resolved.model,
+            resolved.api_key.as_deref(),
+        )
+        .await;
+        if let Some(window) = window {
+            tracing::debug!(window, "context window from the server");
+            resolved.limits.context_window = Some(window);
+            // A bound the server cannot hold would fail every request.
+            resolved.limits.max_output_tokens = resolved
+                .limits
+                .max_output_tokens
+                .map(|m| m.min(u32::try_from(window / 4).unwrap_or(u32::MAX)));
+        }
+    }
+    Ok(server)
 }
 
 pub fn client(resolved: &Resolved) -> Result<Client, ClientError> {

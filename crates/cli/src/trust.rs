@@ -35,6 +35,10 @@ pub fn strip_untrusted(file: &mut FileConfig) -> Vec<String> {
     if file.shell_environment.take().is_some() {
         ignored.push("shell_environment".to_owned());
     }
+    // A model file from the repository would be parsed by a server saki starts.
+    if file.local_model.take().is_some() {
+        ignored.push("local_model".to_owned());
+    }
     ignored
 }
 

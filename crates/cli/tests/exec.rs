@@ -374,3 +374,65 @@ fn debug_shell_safety_classifies_arguments_and_stdin_lines() {
             "`../x` leads outside the workspace",
         ));
 }
+
+#[test]
+fn local_models_are_checked_before_anything_starts() {
+    let e = env_with(&[("notes.txt", "hello"), ("model.gguf", "GGUF\u{3}\0\0\0")]);
+    e.saki()
+        .args(["exec", "--local", "notes.txt", "hi"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("notes.txt: not a GGUF model file"));
+    // No llama-server on PATH and no python3 to install one with.
+    e.saki()
+        .env("PATH", e.home.path())
+        .args(["exec", "--local", "model.gguf", "hi"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "needs llama-server on PATH, or python3",
+        ));
+}
+
+#[test]
+fn a_local_server_reports_its_real_context_window() {
+    let server = MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 6144}, "total_slots": 1}),
+    );
+    server.push(Turn::text("ok"));
+    let e = env_with(&[]);
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("hi")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_lines(&out)[0]["context_window"], 6144);
+    assert_eq!(server.info_requests(), 1);
+    // A window set in config wins, and the server is not asked.
+    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
+    std::fs::write(
+        e.home.path().join("config/saki/config.toml"),
+        "[models.default]\ncontext_window = 2048\n",
+    )
+    .unwrap();
+    server.push(Turn::text("ok"));
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("hi")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_lines(&out)[0]["context_window"], 2048);
+    assert_eq!(server.info_requests(), 1);
+}

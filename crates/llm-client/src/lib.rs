@@ -6,6 +6,7 @@ pub mod error;
 pub mod event;
 pub mod protocol;
 pub mod request;
+pub mod server_info;
 pub mod sse;
 pub mod transport;
 

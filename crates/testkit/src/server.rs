@@ -38,7 +38,15 @@ struct Shared {
     requests: Vec<RecordedRequest>,
     /// Where each request body is appended as one JSON line, if anywhere.
     log: Option<std::fs::File>,
+    /// Answers to what local servers are asked about themselves (`GET /props`,
+    /// `POST /api/show`), by path; those requests take no scripted reply.
+    server_info: std::collections::BTreeMap<String, serde_json::Value>,
+    /// How many such requests arrived.
+    info_requests: usize,
 }
+
+/// Paths of the questions a client asks a local server about itself.
+const INFO_PATHS: &[&str] = &["/props", "/api/show", "/health"];
 
 type SharedState = Arc<Mutex<Shared>>;
 
@@ -127,6 +135,19 @@ impl MockServer {
         lock(&self.state).replies.len()
     }
 
+    /// Answers `GET /props` (llama.cpp) or `POST /api/show` (Ollama) with `body`; without
+    /// this they get a 404. Neither takes a scripted reply nor shows in [`requests`].
+    ///
+    /// [`requests`]: MockServer::requests
+    pub fn set_server_info(&self, path: &str, body: serde_json::Value) {
+        lock(&self.state).server_info.insert(path.to_owned(), body);
+    }
+
+    /// How many `/props`, `/api/show` and `/health` requests arrived.
+    pub fn info_requests(&self) -> usize {
+        lock(&self.state).info_requests
+    }
+
     /// From now on, appends every request body to `file` as one line of compact JSON
     /// (a body that is not JSON is written as a JSON string), as it arrives.
     pub fn log_requests_to(&self, file: std::fs::File) {
@@ -151,6 +172,14 @@ async fn handle(State(state): State<SharedState>, request: Request) -> Response 
         .unwrap_or_default();
     let body: serde_json::Value = serde_json::from_slice(&raw_body).unwrap_or_default();
     let path = parts.uri.path().to_owned();
+    if INFO_PATHS.contains(&path.as_str()) {
+        let mut shared = lock(&state);
+        shared.info_requests += 1;
+        return match shared.server_info.get(&path) {
+            Some(info) => plain(200, &info.to_string()),
+            None => plain(404, r#"{"error":{"message":"testkit: no server info"}}"#),
+        };
+    }
     let model = model_of(&path, &body);
     let reply = {
         let mut shared = lock(&state);

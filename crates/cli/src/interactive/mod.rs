@@ -120,7 +120,21 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             resolved = setup::resolve(workspace.root(), &args.provider, session);
         }
     }
-    let resolved = resolved.map_err(|e| (ExitCode::Config, e.to_string()));
+    let mut resolved = resolved.map_err(|e| (ExitCode::Config, e.to_string()));
+    // Before the UI takes the terminal: a local server may need seconds to start.
+    let local_server = match &mut resolved {
+        Ok((r, _)) => setup::prepare(r, &|n| eprintln!("note: {n}"))
+            .await
+            .map_err(|e| (ExitCode::Config, e)),
+        Err(e) => Err(e.clone()),
+    };
+    let _local_server = match local_server {
+        Ok(server) => server,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            return code;
+        }
+    };
     let setup = match resolved.and_then(|(resolved, hooks)| {
         build(&args, resolved, hooks, workspace.clone(), ui_tx, store.ok())
     }) {

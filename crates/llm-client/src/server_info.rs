@@ -1,0 +1,142 @@
+//! Facts a local server knows about itself: whether it is ready, and its real context
+//! window (llama.cpp's `GET /props`, Ollama's `POST /api/show`), so compaction and the
+//! token gauge use the window the server really has instead of a guess.
+
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long one question to the server may take: it must never hold up a session.
+const ASK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Ollama's context when a model sets no `num_ctx` (and the server no
+/// `OLLAMA_CONTEXT_LENGTH`): requests beyond it are cut silently, so it is the safe guess.
+pub const OLLAMA_DEFAULT_CONTEXT: u64 = 4096;
+
+/// The server root for an OpenAI-style base URL: `http://h:8080/v1` → `http://h:8080`.
+fn root(base_url: &str) -> &str {
+    let trimmed = base_url.trim_end_matches('/');
+    trimmed.strip_suffix("/v1").unwrap_or(trimmed)
+}
+
+fn client(timeout: Duration) -> Option<reqwest::Client> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| tracing::debug!(error = %e, "server_info: no HTTP client"))
+        .ok()
+}
+
+/// The context window (tokens per request) of the server behind `base_url`, if it says:
+/// llama.cpp's per-slot `n_ctx`, or Ollama's `num_ctx` for `model`.
+pub async fn context_window(base_url: &str, model: &str, api_key: Option<&str>) -> Option<u64> {
+    let http = client(ASK_TIMEOUT)?;
+    let root = root(base_url);
+    let mut props = http.get(format!("{root}/props"));
+    if let Some(key) = api_key {
+        props = props.bearer_auth(key);
+    }
+    if let Ok(response) = props.send().await {
+        if response.status().is_success() {
+            if let Ok(body) = response.json::<Value>().await {
+                if let Some(n) = llamacpp_context(&body) {
+                    return Some(n);
+                }
+            }
+        }
+    }
+    let show = http
+        .post(format!("{root}/api/show"))
+        .json(&serde_json::json!({ "model": model }))
+        .send()
+        .await
+        .ok()?;
+    if !show.status().is_success() {
+        return None;
+    }
+    ollama_context(&show.json::<Value>().await.ok()?)
+}
+
+/// `default_generation_settings.n_ctx` of `/props`: the context of one slot.
+pub fn llamacpp_context(props: &Value) -> Option<u64> {
+    props
+        .pointer("/default_generation_settings/n_ctx")
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+}
+
+/// `num_ctx` from `/api/show`'s `parameters`, else Ollama's default, never more than the
+/// model was trained for (`model_info.<arch>.context_length`).
+pub fn ollama_context(show: &Value) -> Option<u64> {
+    let trained = show
+        .get("model_info")
+        .and_then(Value::as_object)
+        .and_then(|info| {
+            info.iter()
+                .find(|(k, _)| k.ends_with(".context_length"))
+                .and_then(|(_, v)| v.as_u64())
+        });
+    let configured = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|params| {
+            params.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+        });
+    if trained.is_none() && configured.is_none() {
+        return None;
+    }
+    let window = configured.unwrap_or(OLLAMA_DEFAULT_CONTEXT);
+    Some(trained.map_or(window, |t| window.min(t)))
+}
+
+/// Waits until `GET {root}/health` answers 200 (llama.cpp says "loading model" with 503
+/// until then); `false` when `deadline` passes first.
+pub async fn wait_until_ready(base_url: &str, deadline: Duration) -> bool {
+    let Some(http) = client(ASK_TIMEOUT) else {
+        return false;
+    };
+    let url = format!("{}/health", root(base_url));
+    let start = std::time::Instant::now();
+    while start.elapsed() < deadline {
+        if let Ok(response) = http.get(&url).send().await {
+            if response.status().is_success() {
+                return true;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn llamacpp_reports_the_slot_context() {
+        let props = json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1});
+        assert_eq!(llamacpp_context(&props), Some(8192));
+        assert_eq!(llamacpp_context(&json!({"total_slots": 1})), None);
+        assert_eq!(root("http://h:8080/v1/"), "http://h:8080");
+        assert_eq!(root("http://h:11434"), "http://h:11434");
+    }
+
+    #[test]
+    fn ollama_uses_num_ctx_else_its_default_within_the_trained_length() {
+        let show = json!({
+            "parameters": "stop \"<|im_end|>\"\nnum_ctx 16384",
+            "model_info": {"qwen2.context_length": 32768}
+        });
+        assert_eq!(ollama_context(&show), Some(16384));
+        let show = json!({"model_info": {"qwen2.context_length": 32768}});
+        assert_eq!(ollama_context(&show), Some(OLLAMA_DEFAULT_CONTEXT));
+        let show = json!({"model_info": {"tiny.context_length": 2048}});
+        assert_eq!(ollama_context(&show), Some(2048));
+        assert_eq!(ollama_context(&json!({"license": "x"})), None);
+    }
+}
