@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
+#
+#   scripts/e2e-tasks.sh [--kinds own,tagless] [--only task1,task2] [-- SAKI_ARGS...]
+#
+# Runs the twelve tasks of scripts/e2e/tasks.py (read a word, find a definition, create a
+# file, change a config value, count lines, list a directory, append a line, replace a
+# word, read a version, delete a file, run a program, count TODOs) with Qwen2.5-Coder-0.5B
+# on llama.cpp's server (xllamacpp), once with the model's own chat template ("own") and
+# once with a template whose tool calls have no <tool_call> tags ("tagless",
+# scripts/e2e/qwen-tools.jinja). Each task is checked on the answer and on the files.
+# Prints PASS/FAIL per task, totals and times; exits 1 when a kind passes under 80%.
+#
+# Environment: SAKI_E2E_CACHE, SAKI_BIN, CARGO_TARGET_DIR as for scripts/demo.sh.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib/e2e-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/e2e-common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/qwen-model.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/qwen-model.sh"
+
+LOG_TAG=e2e-tasks
+MODE=check
+
+main() {
+  local kinds="own,tagless" only="" extra=()
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      -h | --help) usage; return 0 ;;
+      --kinds) kinds="$2"; shift 2 ;;
+      --only) only="$2"; shift 2 ;;
+      --) shift; extra=("$@"); break ;;
+      *) usage >&2; die "unknown option: $1" ;;
+    esac
+  done
+  install_traps
+  install_model
+  resolve_saki
+  # saki installs llama.cpp's prebuilt server on first use of --local; a run on a
+  # non-model file makes it do only that, then fails on the file, as expected.
+  local python="${XDG_CACHE_HOME:-$HOME/.cache}/saki/llamacpp/venv/bin/python"
+  if ! "$python" -c "import xllamacpp" 2>/dev/null; then
+    say "installing llama.cpp's prebuilt server (xllamacpp) with saki --local"
+    "$SAKI" exec --local "$MODEL_FILE" --max-turns 1 "Say ok." >/dev/null 2>&1 </dev/null || true
+    "$python" -c "import xllamacpp" || die "xllamacpp is not installed in $python"
+  fi
+  local saki_args=()
+  for a in "${extra[@]}"; do saki_args+=(--saki-arg "$a"); done
+  python3 "$REPO/scripts/e2e/tasks.py" --saki "$SAKI" --model "$MODEL_FILE" \
+    --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
+    --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
+    --kinds "$kinds" --only "$only" "${saki_args[@]}"
+}
+
+main "$@"; exit
