@@ -360,6 +360,8 @@ pub struct Resolved {
     /// A GGUF file to serve locally for this session, and its context size.
     pub local_model: Option<PathBuf>,
     pub local_context: Option<u32>,
+    /// What the provider's server said about itself (local servers only; see `prepare`).
+    pub server: Option<saki_llm_client::server_info::ServerInfo>,
 }
 
 impl Resolved {
@@ -563,6 +565,7 @@ pub fn resolve(
             .is_some_and(|m| m.context_window.is_some()),
         local_model: file.local_model.clone(),
         local_context: file.local_context,
+        server: None,
     })
 }
 

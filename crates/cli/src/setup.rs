@@ -97,13 +97,16 @@ pub async fn prepare(
         resolved.provider.as_str(),
         "llamacpp" | "ollama" | "openai-compatible"
     );
-    if asks && !resolved.window_configured {
-        let window = saki_llm_client::server_info::context_window(
+    if asks {
+        resolved.server = saki_llm_client::server_info::discover(
             &resolved.base_url,
             &resolved.model,
             resolved.api_key.as_deref(),
         )
         .await;
+    }
+    let window = resolved.server.and_then(|s| s.context_window);
+    if !resolved.window_configured {
         if let Some(window) = window {
             tracing::debug!(window, "context window from the server");
             resolved.limits.context_window = Some(window);

@@ -26,9 +26,24 @@ fn client(timeout: Duration) -> Option<reqwest::Client> {
         .ok()
 }
 
-/// The context window (tokens per request) of the server behind `base_url`, if it says:
-/// llama.cpp's per-slot `n_ctx`, or Ollama's `num_ctx` for `model`.
-pub async fn context_window(base_url: &str, model: &str, api_key: Option<&str>) -> Option<u64> {
+/// Which local server answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    LlamaCpp,
+    Ollama,
+}
+
+/// What a local server said about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerInfo {
+    pub kind: ServerKind,
+    /// Tokens per request: llama.cpp's per-slot `n_ctx`, or Ollama's `num_ctx`.
+    pub context_window: Option<u64>,
+}
+
+/// Asks the server behind `base_url` what it is (llama.cpp's `/props`, then Ollama's
+/// `/api/show` for `model`); `None` when neither answers.
+pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Option<ServerInfo> {
     let http = client(ASK_TIMEOUT)?;
     let root = root(base_url);
     let mut props = http.get(format!("{root}/props"));
@@ -38,9 +53,10 @@ pub async fn context_window(base_url: &str, model: &str, api_key: Option<&str>) 
     if let Ok(response) = props.send().await {
         if response.status().is_success() {
             if let Ok(body) = response.json::<Value>().await {
-                if let Some(n) = llamacpp_context(&body) {
-                    return Some(n);
-                }
+                return Some(ServerInfo {
+                    kind: ServerKind::LlamaCpp,
+                    context_window: llamacpp_context(&body),
+                });
             }
         }
     }
@@ -53,7 +69,10 @@ pub async fn context_window(base_url: &str, model: &str, api_key: Option<&str>) 
     if !show.status().is_success() {
         return None;
     }
-    ollama_context(&show.json::<Value>().await.ok()?)
+    Some(ServerInfo {
+        kind: ServerKind::Ollama,
+        context_window: ollama_context(&show.json::<Value>().await.ok()?),
+    })
 }
 
 /// `default_generation_settings.n_ctx` of `/props`: the context of one slot.

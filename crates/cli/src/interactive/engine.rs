@@ -48,6 +48,9 @@ pub struct Engine {
     pub(super) sandbox: SandboxStatus,
     pub(super) cache: CacheSafeStore,
     background: Option<Background>,
+    /// The local server's prompt cache being filled with the base prompt (see
+    /// `prewarm`); dropped, and so cancelled, at the first submit.
+    prewarm: Option<super::prewarm::Prewarm>,
     /// A finished speculation waiting for its suggestion to be submitted.
     ready: Option<Speculation>,
 }
@@ -93,6 +96,7 @@ impl Engine {
             sandbox,
             cache: CacheSafeStore::default(),
             background: None,
+            prewarm: None,
             ready: None,
         }
     }
@@ -128,6 +132,10 @@ impl Engine {
 
     /// Carries out actions until the person quits or the UI goes away.
     pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) {
+        // Only servers known to keep a prompt cache (llama.cpp, Ollama), on this machine.
+        if self.resolved.server.is_some() && super::prewarm::is_local(&self.resolved.base_url) {
+            self.prewarm = Some(super::prewarm::start(&self.worker));
+        }
         loop {
             let action = tokio::select! {
                 action = actions.recv() => action,
@@ -139,7 +147,10 @@ impl Engine {
             };
             let Some(action) = action else { break };
             let quit = match action {
-                Action::Submit { text } => self.submit(text, &mut actions).await,
+                Action::Submit { text } => {
+                    self.prewarm = None;
+                    self.submit(text, &mut actions).await
+                }
                 Action::Compress => self.compress(&mut actions).await,
                 Action::SetModel { model, fast } => {
                     self.set_model(model, fast);

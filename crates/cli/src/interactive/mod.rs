@@ -4,6 +4,7 @@
 
 mod bridge;
 mod engine;
+mod prewarm;
 mod sessions;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,15 @@ struct Harness {
 }
 
 fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness {
+    start_with(server, mode, suggestions, |_| {})
+}
+
+fn start_with(
+    server: &MockServer,
+    mode: ApprovalMode,
+    suggestions: bool,
+    adjust: impl FnOnce(&mut config::Resolved),
+) -> Harness {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let overrides = Overrides {
@@ -31,7 +40,8 @@ fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness 
         base_url: Some(server.openai_url()),
         fast_model: Some("fast".into()),
     };
-    let resolved = config::resolve(&FileConfig::default(), &overrides, &|_| None).unwrap();
+    let mut resolved = config::resolve(&FileConfig::default(), &overrides, &|_| None).unwrap();
+    adjust(&mut resolved);
     let args = InteractiveArgs {
         run: RunArgs {
             cd: None,
@@ -319,4 +329,55 @@ fn the_trust_question_records_the_answer() {
     let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     assert!(crate::trust::is_trusted(&file.trusted_directories, &ws));
     assert!(file.untrusted_directories.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_server_is_prewarmed_with_the_exact_base_prompt() {
+    let server = MockServer::start().unwrap();
+    // The prewarm (answered slowly, so it is still running when the prompt arrives) and
+    // the real turn.
+    server.push(Turn::text("x").chunk_delay(Duration::from_millis(300)));
+    server.push(Turn::text("hello back"));
+    let mut h = start_with(&server, ApprovalMode::Default, false, |r| {
+        r.server = Some(saki_llm_client::server_info::ServerInfo {
+            kind: saki_llm_client::server_info::ServerKind::LlamaCpp,
+            context_window: Some(8192),
+        });
+    });
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(turn_finished).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one prewarm, one turn");
+    let (warm, real) = (&requests[0].body, &requests[1].body);
+    assert_eq!(warm["max_tokens"], 1);
+    assert_eq!(
+        warm["messages"][0], real["messages"][0],
+        "same system prompt"
+    );
+    assert_eq!(warm["tools"], real["tools"], "same tools");
+    assert_eq!(warm["messages"][1]["role"], "user");
+    assert_eq!(warm["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(real["messages"][1]["content"], "hello");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_not_known_to_cache_prompts_are_not_prewarmed() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("hello back"));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.requests().is_empty());
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(turn_finished).await;
+    assert_eq!(server.requests().len(), 1);
 }
