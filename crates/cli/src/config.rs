@@ -105,6 +105,9 @@ pub struct FileConfig {
     pub local_context: Option<u32>,
     /// Predict the next prompt and run it speculatively in the interactive UI (default on).
     pub suggestions: Option<bool>,
+    /// Fill a local server's prompt cache with the base prompt while the first prompt is
+    /// typed (default on).
+    pub prewarm: Option<bool>,
     #[serde(default)]
     pub compaction: CompactionConfig,
     #[serde(default)]
@@ -178,6 +181,9 @@ impl FileConfig {
         }
         if other.suggestions.is_some() {
             self.suggestions = other.suggestions;
+        }
+        if other.prewarm.is_some() {
+            self.prewarm = other.prewarm;
         }
         if other.local_model.is_some() {
             self.local_model = other.local_model;
@@ -362,6 +368,8 @@ pub struct Resolved {
     pub local_context: Option<u32>,
     /// What the provider's server said about itself (local servers only; see `prepare`).
     pub server: Option<saki_llm_client::server_info::ServerInfo>,
+    /// `prewarm` from config (default true).
+    pub prewarm: bool,
 }
 
 impl Resolved {
@@ -566,6 +574,7 @@ pub fn resolve(
         local_model: file.local_model.clone(),
         local_context: file.local_context,
         server: None,
+        prewarm: file.prewarm.unwrap_or(true),
     })
 }
 

@@ -133,7 +133,10 @@ impl Engine {
     /// Carries out actions until the person quits or the UI goes away.
     pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) {
         // Only servers known to keep a prompt cache (llama.cpp, Ollama), on this machine.
-        if self.resolved.server.is_some() && super::prewarm::is_local(&self.resolved.base_url) {
+        if self.resolved.prewarm
+            && self.resolved.server.is_some()
+            && super::prewarm::is_local(&self.resolved.base_url)
+        {
             self.prewarm = Some(super::prewarm::start(&self.worker));
         }
         loop {
