@@ -55,6 +55,17 @@ pub struct ProviderConfig {
     pub headers: BTreeMap<String, String>,
     /// Default model for this provider.
     pub model: Option<String>,
+    /// Recover tool calls written as text: `auto` (default: on for Chat Completions
+    /// servers) or `off`.
+    pub tool_call_recovery: Option<Recovery>,
+}
+
+/// `tool_call_recovery = "auto" | "off"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    Auto,
+    Off,
 }
 
 /// One `[models.NAME]` table.
@@ -63,6 +74,8 @@ pub struct ProviderConfig {
 pub struct ModelConfig {
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u32>,
+    /// Wins over the provider's `tool_call_recovery`.
+    pub tool_call_recovery: Option<Recovery>,
 }
 
 /// The `[compaction]` table.
@@ -222,6 +235,7 @@ impl FileConfig {
             let slot = self.models.entry(name).or_default();
             slot.context_window = m.context_window.or(slot.context_window);
             slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
+            slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
         }
     }
 }
@@ -233,6 +247,7 @@ fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
     slot.requires_key = p.requires_key.or(slot.requires_key);
     slot.model = p.model.or(slot.model.take());
     slot.headers.extend(p.headers);
+    slot.tool_call_recovery = p.tool_call_recovery.or(slot.tool_call_recovery);
 }
 
 pub const BUILTIN_PROVIDERS: [&str; 6] = [
@@ -253,6 +268,7 @@ fn builtin(name: &str) -> Option<ProviderConfig> {
             requires_key: Some(requires_key),
             headers: BTreeMap::new(),
             model: model.map(str::to_owned),
+            tool_call_recovery: None,
         }
     };
     Some(match name {
@@ -317,6 +333,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
     ModelConfig {
         context_window: Some(context_window),
         max_output_tokens: Some(max_output_tokens),
+        tool_call_recovery: None,
     }
 }
 
@@ -370,6 +387,9 @@ pub struct Resolved {
     pub server: Option<saki_llm_client::server_info::ServerInfo>,
     /// `prewarm` from config (default true).
     pub prewarm: bool,
+    /// Recover tool calls written as text (`tool_call_recovery`, model over provider;
+    /// `auto` means on for Chat Completions).
+    pub tool_call_recovery: bool,
 }
 
 impl Resolved {
@@ -575,6 +595,15 @@ pub fn resolve(
         local_context: file.local_context,
         server: None,
         prewarm: file.prewarm.unwrap_or(true),
+        tool_call_recovery: match file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.tool_call_recovery)
+            .or(provider.tool_call_recovery)
+        {
+            Some(Recovery::Off) => false,
+            Some(Recovery::Auto) | None => wire_api == WireApi::Chat,
+        },
     })
 }
 

@@ -244,6 +244,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         .or(resolved.requested_max_output);
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     worker_config.max_turns = args.run.max_turns as usize;
+    worker_config.tool_call_recovery = resolved.tool_call_recovery;
     let mut worker = Worker::new(client.clone(), tools, worker_config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,

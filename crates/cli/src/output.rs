@@ -107,6 +107,8 @@ impl Handler<ThinkingBlockKind> for PlainPrinter {
 #[derive(Clone, Default)]
 pub struct JsonItems {
     next_item: Arc<AtomicUsize>,
+    /// Ids of calls recovered from text (`"recovered": true` on their `tool_call`).
+    recovered: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 /// Per-block state: the item id and the text so far.
@@ -185,6 +187,12 @@ impl Handler<ThinkingBlockKind> for JsonItems {
 }
 
 impl JsonItems {
+    fn recovered(&self) -> MutexGuard<'_, std::collections::HashSet<String>> {
+        self.recovered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn next_id(&self) -> String {
         format!("item_{}", self.next_item.fetch_add(1, Ordering::Relaxed))
     }
@@ -203,12 +211,20 @@ impl JsonItems {
                 ctx,
                 ..
             }) => {
-                emit(
-                    &json!({"type": "item.completed", "item": {"id": self.next_id(), "kind": "tool_call",
+                let mut item = json!({"id": self.next_id(), "kind": "tool_call",
                     "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index,
-                    "name": name, "arguments": arguments}}),
-                );
+                    "name": name, "arguments": arguments});
+                if self.recovered().remove(&ctx.call_id) {
+                    item["recovered"] = json!(true);
+                }
+                emit(&json!({"type": "item.completed", "item": item}));
             }
+            WorkerEvent::CallsRecovered(ids) => self.recovered().extend(ids.iter().cloned()),
+            WorkerEvent::LoopDetected { reason } => emit(&json!({"type": "loop_detected",
+                "message": format!("{reason}; the model is asked to answer in text")})),
+            WorkerEvent::Retrying { reason } => emit(
+                &json!({"type": "alert", "level": "warn", "message": format!("{reason}; trying again")}),
+            ),
             WorkerEvent::ToolStarted { name, ctx } => {
                 emit(
                     &json!({"type": "item.started", "item": {"id": self.next_id(), "kind": "tool_result",
@@ -280,6 +296,14 @@ impl PlainPrinter {
             WorkerEvent::Compacted(compaction) => {
                 self.finish_line();
                 eprintln!("{}", compaction_line(&compaction.report));
+            }
+            WorkerEvent::LoopDetected { reason } => {
+                self.finish_line();
+                eprintln!("warning: {reason}; the model is asked to answer in text");
+            }
+            WorkerEvent::Retrying { reason } => {
+                self.finish_line();
+                eprintln!("warning: {reason}; trying again");
             }
             _ => {}
         }

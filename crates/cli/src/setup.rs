@@ -106,6 +106,11 @@ pub async fn prepare(
         .await;
     }
     let window = resolved.server.and_then(|s| s.context_window);
+    // A small local model can repeat itself until its context is full: bound each answer.
+    if resolved.server.is_some() && resolved.requested_max_output.is_none() {
+        let window = window.or(resolved.limits.context_window).unwrap_or(8192);
+        resolved.requested_max_output = Some(u32::try_from((window / 4).min(4096)).unwrap_or(4096));
+    }
     if !resolved.window_configured {
         if let Some(window) = window {
             tracing::debug!(window, "context window from the server");

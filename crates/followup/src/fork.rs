@@ -43,6 +43,7 @@ impl CacheSafeParams {
             temperature: None,
             thinking: None,
             response_schema: None,
+            tool_choice: Default::default(),
         }
     }
 }

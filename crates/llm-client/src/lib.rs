@@ -15,7 +15,7 @@ pub use error::ClientError;
 pub use event::*;
 pub use protocol::{generate_call_id, Decoder, WireApi};
 pub use request::{
-    ContentPart, Message, Request, ResponseSchema, Role, ThinkingConfig, ToolDefinition,
+    ContentPart, Message, Request, ResponseSchema, Role, ThinkingConfig, ToolChoice, ToolDefinition,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{Client, ClientConfig, EventStream, RetryPolicy, Timeouts};

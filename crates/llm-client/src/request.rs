@@ -19,6 +19,20 @@ pub struct Request {
     /// structured output (Chat Completions, Responses, Gemini); Anthropic ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<ResponseSchema>,
+    /// Whether the model may call the tools. `None` keeps the tool list (and so the prompt
+    /// prefix) but asks for a text answer.
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+}
+
+/// May the model call a tool in this response?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    /// Answer in text; the tools stay listed.
+    None,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

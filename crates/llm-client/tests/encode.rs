@@ -62,6 +62,7 @@ fn conversation(thinking: bool) -> Request {
         temperature: Some(0.2),
         thinking: thinking.then(ThinkingConfig::default),
         response_schema: None,
+        tool_choice: Default::default(),
     }
 }
 
@@ -276,4 +277,33 @@ fn a_response_schema_asks_for_structured_output_where_the_protocol_has_it() {
     // Without one, nothing is added.
     let plain = WireApi::Chat.encode(&conversation(false));
     assert!(plain.get("response_format").is_none());
+}
+
+#[test]
+fn tool_choice_none_keeps_the_tools_and_asks_for_text_in_each_protocol() {
+    let mut request = conversation(false);
+    for wire in WireApi::ALL {
+        let body = wire.encode(&request);
+        assert!(body.get("tool_choice").is_none() && body.get("toolConfig").is_none());
+    }
+    request.tool_choice = ToolChoice::None;
+    let expected = [
+        (WireApi::Chat, "tool_choice", json!("none")),
+        (WireApi::Responses, "tool_choice", json!("none")),
+        (WireApi::Anthropic, "tool_choice", json!({"type": "none"})),
+        (
+            WireApi::Gemini,
+            "toolConfig",
+            json!({"functionCallingConfig": {"mode": "NONE"}}),
+        ),
+    ];
+    for (wire, key, value) in expected {
+        let body = wire.encode(&request);
+        assert_eq!(body[key], value, "{wire}");
+        assert!(body.get("tools").is_some(), "{wire}: the tool list stays");
+        // The prefix before the choice is the same bytes as with tools allowed.
+        let mut auto = request.clone();
+        auto.tool_choice = ToolChoice::Auto;
+        assert_eq!(wire.encode(&auto)["tools"], body["tools"], "{wire}");
+    }
 }

@@ -3,6 +3,7 @@
 //! (live rendering, JSON events) to the same Timeline.
 
 use crate::handler::{ErrorKind, Handler, StatusKind};
+use crate::recovery::CallFilter;
 use crate::timeline::event::{
     ErrorEvent, Event, ResponseStatus, StatusEvent, StopReason, UsageEvent,
 };
@@ -22,6 +23,9 @@ pub struct AssistantResponse {
     pub status: ResponseStatus,
     pub stop_reason: Option<StopReason>,
     pub error: Option<ErrorEvent>,
+    /// Ids of the tool calls that were written as text and recovered (see
+    /// [`crate::recovery`]).
+    pub recovered: Vec<String>,
 }
 
 impl AssistantResponse {
@@ -95,6 +99,8 @@ impl Handler<ErrorKind> for OutcomeCollector {
 
 pub struct Responder {
     timeline: Timeline,
+    /// Recover tool calls written as text (off by default).
+    recovery: bool,
     text: TextBlockCollector,
     thinking: ThinkingBlockCollector,
     tools: ToolCallCollector,
@@ -125,12 +131,18 @@ impl Responder {
             .on_error(outcome.clone());
         Self {
             timeline,
+            recovery: false,
             text,
             thinking,
             tools,
             usage,
             outcome,
         }
+    }
+
+    /// Recover tool calls the model writes as text, for tools the request offers.
+    pub fn set_recovery(&mut self, on: bool) {
+        self.recovery = on;
     }
 
     /// The Timeline, for registering more handlers (they run after the collectors).
@@ -148,10 +160,30 @@ impl Responder {
     ) -> Result<AssistantResponse, ClientError> {
         self.reset();
         let mut stream = client.stream(request, cancel).await?;
+        let offered = if self.recovery {
+            request.tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut filter = CallFilter::new(offered);
+        let mut out = Vec::new();
         while let Some(event) = stream.next().await {
-            self.timeline.dispatch(&event);
+            filter.push(event, &mut out);
+            if filter.saturated() {
+                // Dropping the stream closes the connection, which stops the generation.
+                tracing::debug!("the answer repeats a call written as text; stopped reading");
+                filter.finish(&mut out);
+            }
+            for event in out.drain(..) {
+                self.timeline.dispatch(&event);
+            }
+            if filter.saturated() {
+                break;
+            }
         }
-        Ok(self.finish())
+        let mut response = self.finish();
+        response.recovered = filter.recovered().to_vec();
+        Ok(response)
     }
 
     /// Dispatches already decoded events (replays, benchmarks) and assembles the response.
@@ -224,6 +256,7 @@ impl Responder {
             status,
             stop_reason,
             error,
+            recovered: Vec::new(),
         }
     }
 }

@@ -5,15 +5,17 @@
 //! the next request is built from history, so a resumed session sees what the model saw.
 //! Whatever happens — denial, failure, cancellation — every tool call gets a result.
 
+#[path = "batch.rs"]
+mod batch;
+
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
-use crate::interceptor::{
-    Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
-};
+use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
 use crate::item::{to_messages, Item, ToolResultStatus};
+use crate::loop_guard::LoopGuard;
 use crate::responder::{AssistantResponse, Responder};
 use crate::timeline::Timeline;
 use crate::tool::{ToolExecutionContext, ToolServer};
-use futures::stream::{FuturesUnordered, StreamExt};
+use saki_llm_client::ToolChoice;
 use saki_llm_client::{
     CancellationToken, Client, ClientError, ContentPart, ErrorEvent, Request, ResponseStatus,
     StopReason, ThinkingConfig, UsageEvent,
@@ -29,6 +31,8 @@ pub struct WorkerConfig {
     pub thinking: Option<ThinkingConfig>,
     /// Model requests allowed in one turn.
     pub max_turns: usize,
+    /// Recover tool calls the model writes as text (see [`crate::recovery`]).
+    pub tool_call_recovery: bool,
 }
 
 impl WorkerConfig {
@@ -40,6 +44,7 @@ impl WorkerConfig {
             temperature: None,
             thinking: None,
             max_turns: 50,
+            tool_call_recovery: false,
         }
     }
 }
@@ -63,6 +68,14 @@ pub enum WorkerEvent {
     Usage(UsageEvent),
     /// A compaction ran (or was attempted); when `edit` is set, history changed.
     Compacted(Compaction),
+    /// Tool calls with these ids were written as text and recovered; their `Committed`
+    /// events follow.
+    CallsRecovered(Vec<String>),
+    /// The turn repeats itself; the next request asks for a text answer.
+    LoopDetected { reason: String },
+    /// The response failed in a way that is worth one more try (a local server's parser
+    /// rejected the output, or nothing came back); the request is sent again.
+    Retrying { reason: String },
 }
 
 pub type Observer = Arc<dyn Fn(&WorkerEvent) + Send + Sync>;
@@ -222,6 +235,7 @@ impl Worker {
             temperature: self.config.temperature,
             thinking: self.config.thinking,
             response_schema: None,
+            tool_choice: Default::default(),
         }
     }
 
@@ -264,6 +278,8 @@ impl Worker {
         }
         let mut usage = Usage::default();
         let mut requests = 0;
+        let mut guard = LoopGuard::new();
+        let mut loop_reported = false;
         loop {
             if requests >= self.config.max_turns {
                 return Ok(usage.outcome(TurnStatus::MaxTurns, requests));
@@ -271,12 +287,28 @@ impl Worker {
             requests += 1;
             self.compact(CompactionTrigger::Auto, &cancel).await;
             self.emit(WorkerEvent::RequestStarted { request: requests });
-            let request = self.build_request();
+            let mut request = self.build_request();
+            if let Some(reason) = guard.stop_reason().map(str::to_owned) {
+                if !loop_reported {
+                    loop_reported = true;
+                    self.emit(WorkerEvent::LoopDetected {
+                        reason: reason.clone(),
+                    });
+                    // Said in history, where the model reads it (and a resumed session
+                    // sees it): small models ignore a tool choice they cannot see.
+                    self.commit(Item::system(format!(
+                        "[{reason}. Do not call tools again in this turn: answer in plain \
+                         text with what the results above show.]"
+                    )));
+                }
+                request = self.build_request();
+                request.tool_choice = ToolChoice::None;
+            }
             let sent_items = self.history.len();
-            let response = self
-                .responder
-                .respond(&self.client, &request, cancel.clone())
-                .await?;
+            let response = self.respond(&request, &cancel).await?;
+            if !response.recovered.is_empty() {
+                self.emit(WorkerEvent::CallsRecovered(response.recovered.clone()));
+            }
             if let Some(prompt) = response.usage.prompt_tokens(self.client.config().wire_api) {
                 self.last_report = Some((sent_items, prompt));
             }
@@ -327,9 +359,44 @@ impl Worker {
                     }
                 }
             }
-            if self.run_batch(calls, &cancel).await {
+            if self.run_batch(calls, &cancel, &mut guard).await {
                 return Ok(usage.outcome(TurnStatus::Cancelled, requests));
             }
+        }
+    }
+
+    /// One model request, tried again where a local server's failure is worth it: once
+    /// as it was, then once with tool choice "none" (see [`recoverable`]).
+    async fn respond(
+        &mut self,
+        request: &Request,
+        cancel: &CancellationToken,
+    ) -> Result<AssistantResponse, ClientError> {
+        let mut request = request.clone();
+        let mut attempt = 0;
+        loop {
+            self.responder.set_recovery(
+                self.config.tool_call_recovery && request.tool_choice == ToolChoice::Auto,
+            );
+            let result = self
+                .responder
+                .respond(&self.client, &request, cancel.clone())
+                .await;
+            let reason = match &result {
+                _ if cancel.is_cancelled() || attempt >= 2 => None,
+                Ok(response) => recoverable(response),
+                Err(e) => parser_failure(&e.to_string()),
+            };
+            let Some(reason) = reason else {
+                return result;
+            };
+            attempt += 1;
+            if attempt == 2 {
+                // Without the tool grammar the server cannot fail to parse a call.
+                request.tool_choice = ToolChoice::None;
+            }
+            tracing::warn!(attempt, reason, "retrying the request");
+            self.emit(WorkerEvent::Retrying { reason });
         }
     }
 
@@ -412,126 +479,43 @@ impl Worker {
             });
         }
     }
+}
 
-    /// Runs one batch. Returns true when the person cancelled it.
-    async fn run_batch(&mut self, calls: Vec<PendingCall>, cancel: &CancellationToken) -> bool {
-        let mut results: Vec<Option<(String, ToolResultStatus)>> = vec![None; calls.len()];
-        let mut infos: Vec<Option<ToolCallInfo>> = vec![None; calls.len()];
-        // Validate and ask the interceptors, in call order, before anything runs.
-        for (i, call) in calls.iter().enumerate() {
-            let input = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
-                Ok(v @ serde_json::Value::Object(_)) => v,
-                Ok(_) => {
-                    results[i] = Some((
-                        format!(
-                            "invalid arguments for `{}`: expected a JSON object, got {}",
-                            call.name, call.arguments
-                        ),
-                        ToolResultStatus::Error,
-                    ));
-                    continue;
+/// Why a response is worth trying again, if it is: a local server's parser rejected what
+/// the model wrote (llama.cpp: "... does not match the expected ... format"), or the
+/// response came back with nothing in it.
+fn recoverable(response: &AssistantResponse) -> Option<String> {
+    match response.status {
+        ResponseStatus::Failed => response
+            .error
+            .as_ref()
+            .and_then(|e| parser_failure(&e.message)),
+        ResponseStatus::Completed | ResponseStatus::Incomplete => {
+            let empty = response.content.iter().all(|p| match p {
+                ContentPart::Text { text } | ContentPart::Thinking { text, .. } => {
+                    text.trim().is_empty()
                 }
-                Err(e) => {
-                    results[i] = Some((
-                        format!(
-                            "invalid JSON arguments for `{}`: {e}. The arguments were: {}",
-                            call.name, call.arguments
-                        ),
-                        ToolResultStatus::Error,
-                    ));
-                    continue;
-                }
-            };
-            if self.tools.get(&call.name).is_none() {
-                results[i] = Some((
-                    format!(
-                        "unknown tool `{}`; available tools: {}",
-                        call.name,
-                        self.tools.names().join(", ")
-                    ),
-                    ToolResultStatus::Error,
-                ));
-                continue;
-            }
-            let info = ToolCallInfo {
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-                input,
-                ctx: call.ctx.clone(),
-            };
-            for interceptor in &self.interceptors {
-                if let ToolAction::Deny(reason) = interceptor.pre_tool_call(&info).await {
-                    results[i] = Some((format!("denied: {reason}"), ToolResultStatus::Denied));
-                    break;
-                }
-            }
-            infos[i] = Some(info);
-        }
-        // Run the approved calls in parallel.
-        let mut running = FuturesUnordered::new();
-        for (i, call) in calls.iter().enumerate() {
-            if results[i].is_some() {
-                continue;
-            }
-            self.emit(WorkerEvent::ToolStarted {
-                name: call.name.clone(),
-                ctx: call.ctx.clone(),
+                _ => false,
             });
-            let tools = Arc::clone(&self.tools);
-            let (name, args, ctx) = (call.name.clone(), call.arguments.clone(), call.ctx.clone());
-            running.push(async move { (i, tools.call_tool(&name, &args, ctx).await) });
+            empty.then(|| "the server sent an empty response".to_owned())
         }
-        let mut cancelled = false;
-        while !running.is_empty() {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => {
-                    cancelled = true;
-                    break;
-                }
-                Some((i, result)) = running.next() => {
-                    results[i] = Some(match result {
-                        Ok(output) => (output.content, ToolResultStatus::Success),
-                        Err(e) => (e.to_string(), ToolResultStatus::Error),
-                    });
-                }
-            }
-        }
-        // Dropping the unfinished futures stops them (tools clean up on drop).
-        drop(running);
-        for (i, call) in calls.iter().enumerate() {
-            let (content, status) = results[i].take().unwrap_or_else(|| {
-                (
-                    "cancelled by the user while running".to_owned(),
-                    ToolResultStatus::Cancelled,
-                )
-            });
-            if let Some(info) = infos[i].take() {
-                let result = ToolResultInfo {
-                    call: info,
-                    content: content.clone(),
-                    status,
-                };
-                for interceptor in &self.interceptors {
-                    interceptor.post_tool_call(&result).await;
-                }
-            }
-            self.commit(Item::ToolResult {
-                name: call.name.clone(),
-                content,
-                status,
-                ctx: call.ctx.clone(),
-            });
-        }
-        cancelled
+        ResponseStatus::Cancelled | ResponseStatus::Started => None,
     }
 }
 
+/// The server could not parse the model's output into its format (a grammar or tool-call
+/// parser failure), as opposed to a failure of the server itself.
+fn parser_failure(message: &str) -> Option<String> {
+    let lower = message.to_ascii_lowercase();
+    (lower.contains("does not match the expected") || lower.contains("failed to parse"))
+        .then(|| format!("the server could not parse the model's output: {message}"))
+}
+
 #[derive(Debug, Clone)]
-struct PendingCall {
-    name: String,
-    arguments: String,
-    ctx: ToolExecutionContext,
+pub(crate) struct PendingCall {
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+    pub(crate) ctx: ToolExecutionContext,
 }
 
 #[derive(Default)]

@@ -251,6 +251,7 @@ impl Compactor {
             temperature: None,
             thinking: None,
             response_schema: None,
+            tool_choice: Default::default(),
         };
         let response = Responder::new()
             .respond(&self.client, &request, view.cancel.clone())

@@ -137,8 +137,9 @@ fn request_text(body: &serde_json::Value) -> String {
 async fn a_small_window_prunes_then_summarizes_and_resumes_compacted() {
     let hook_log = tempfile::NamedTempFile::new().unwrap();
     let mut s = session(Some(hook_log.path()));
-    // Turn 1: three 25k-token reads (75k), under the 85k line.
-    for (i, chars) in [100_000, 100_000, 100_000].iter().enumerate() {
+    // Turn 1: three 25k-token reads (75k), under the 85k line. Their arguments differ:
+    // identical calls in one turn are answered from the first one.
+    for (i, chars) in [100_000, 100_001, 100_002].iter().enumerate() {
         s.server.push(blob_call(&format!("r{i}"), *chars));
     }
     s.server.push(Turn::text("read them"));
@@ -187,7 +188,7 @@ async fn a_small_window_prunes_then_summarizes_and_resumes_compacted() {
 
     // Turn 4: two more 25k reads; pruning cannot help, the start is summarized.
     s.server.push(blob_call("b4", 100_000));
-    s.server.push(blob_call("b5", 100_000));
+    s.server.push(blob_call("b5", 100_001));
     s.server.push(Turn::text(
         "<state_snapshot>goal: read the logs. files: main.rs</state_snapshot>",
     ));

@@ -88,7 +88,17 @@ pub fn observer(
                     message: crate::output::compaction_line(&compaction.report),
                 })
             }
-            WorkerEvent::CommittedMany(_) | WorkerEvent::RequestStarted { .. } => Ok(()),
+            WorkerEvent::LoopDetected { reason } => ui.send(EngineEvent::Alert {
+                level: Level::Warn,
+                message: format!("{reason}; the model is asked to answer in text"),
+            }),
+            WorkerEvent::Retrying { reason } => ui.send(EngineEvent::Alert {
+                level: Level::Warn,
+                message: format!("{reason}; trying again"),
+            }),
+            WorkerEvent::CommittedMany(_)
+            | WorkerEvent::RequestStarted { .. }
+            | WorkerEvent::CallsRecovered(_) => Ok(()),
         };
     })
 }

@@ -260,6 +260,7 @@ fn build(
         .or(resolved.requested_max_output);
     config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     config.max_turns = args.run.max_turns as usize;
+    config.tool_call_recovery = resolved.tool_call_recovery;
     let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,

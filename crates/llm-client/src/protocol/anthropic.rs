@@ -6,6 +6,7 @@ use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
 use super::{delegate_to_core, skip_malformed, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
+use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, ContentPart, Request, Role};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -44,6 +45,9 @@ pub(crate) fn encode(request: &Request) -> Value {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
             .collect();
+        if request.tool_choice == ToolChoice::None {
+            body["tool_choice"] = json!({"type": "none"});
+        }
     }
     match request.thinking {
         Some(thinking) => {

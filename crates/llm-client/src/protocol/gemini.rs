@@ -7,6 +7,7 @@ use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
 use super::{delegate_to_core, skip_malformed, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
+use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, tool_names_by_id, ContentPart, Request, Role};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -43,6 +44,9 @@ pub(crate) fn encode(request: &Request) -> Value {
             .map(|t| json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.input_schema}))
             .collect();
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
+        if request.tool_choice == ToolChoice::None {
+            body["toolConfig"] = json!({"functionCallingConfig": {"mode": "NONE"}});
+        }
     }
     let mut config = serde_json::Map::new();
     if let Some(max) = request.max_output_tokens {

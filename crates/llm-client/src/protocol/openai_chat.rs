@@ -9,6 +9,7 @@
 use super::core::{generate_call_id, DecoderCore};
 use super::{delegate_to_core, skip_malformed, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
+use crate::request::ToolChoice;
 use crate::request::{ContentPart, Message, Request, Role};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -38,6 +39,9 @@ pub(crate) fn encode(request: &Request) -> Value {
                 }})
             })
             .collect();
+        if request.tool_choice == ToolChoice::None {
+            body["tool_choice"] = json!("none");
+        }
     }
     if let Some(max) = request.max_output_tokens {
         body["max_tokens"] = json!(max);

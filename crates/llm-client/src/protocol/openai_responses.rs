@@ -5,6 +5,7 @@ use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
 use super::{delegate_to_core, skip_malformed, Decoder};
 use crate::event::{BlockMetadata, BlockType, DeltaContent, Event, StopReason, UsageEvent};
+use crate::request::ToolChoice;
 use crate::request::{ContentPart, Request, Role};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -62,6 +63,9 @@ pub(crate) fn encode(request: &Request) -> Value {
                        "parameters": t.input_schema, "strict": false})
             })
             .collect();
+        if request.tool_choice == ToolChoice::None {
+            body["tool_choice"] = json!("none");
+        }
     }
     if let Some(max) = request.max_output_tokens {
         body["max_output_tokens"] = json!(max);

@@ -1,0 +1,245 @@
+use super::*;
+use saki_llm_client::StatusEvent;
+
+fn offered() -> Vec<String> {
+    ["read_file", "edit", "ls"].map(String::from).to_vec()
+}
+
+fn calls(text: &str) -> Option<(String, Vec<(String, String)>)> {
+    recover(text, &offered()).map(|r| (r.text, r.calls))
+}
+
+fn one(name: &str, args: &str) -> Vec<(String, String)> {
+    vec![(name.to_owned(), args.to_owned())]
+}
+
+#[test]
+fn every_written_form_is_recovered() {
+    let read = one("read_file", r#"{"path":"a.txt"}"#);
+    for text in [
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}",
+        "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+        "```\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}\n```",
+        "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}",
+        "  {\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"a.txt\\\"}\"}",
+        "{\"function\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}",
+    ] {
+        assert_eq!(calls(text), Some((String::new(), read.clone())), "{text}");
+    }
+}
+
+#[test]
+fn lists_and_several_calls_keep_their_order() {
+    let text = "[{\"name\": \"ls\", \"arguments\": {}}, {\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}]";
+    let (_, found) = calls(text).unwrap();
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].0, "ls");
+    let text = "<tool_call>{\"name\": \"ls\", \"arguments\": {}}</tool_call>\n<tool_call>{\"name\": \"edit\", \"arguments\": {\"path\": \"x\"}}</tool_call>";
+    assert_eq!(calls(text).unwrap().1.len(), 2);
+}
+
+#[test]
+fn prose_around_a_call_stays_text() {
+    let text = "I will read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```\n";
+    let (kept, found) = calls(text).unwrap();
+    assert_eq!(kept, "I will read the file first.");
+    assert_eq!(found.len(), 1);
+    // A stray brace after the object is not worth keeping.
+    let (kept, _) = calls("{\"name\": \"ls\", \"arguments\": {}}}").unwrap();
+    assert_eq!(kept, "");
+}
+
+#[test]
+fn text_that_only_mentions_json_stays_text() {
+    for text in [
+        "Use the format {\"name\": \"read_file\", \"arguments\": {}} to call a tool.",
+        "Your package.json:\n```json\n{\"name\": \"my-package\", \"version\": \"1.0.0\"}\n```",
+        "{\"port\": 8080}",
+        "{\"name\": \"delete_everything\", \"arguments\": {}}",
+        "{\"name\": \"read_file\"}",
+        "```python\nd = {\"name\": \"read_file\", \"arguments\": {}}\n```",
+        "[1] see the docs\n[link](http://x)",
+        "The answer is 42.",
+        "<tool_call>not json</tool_call>",
+    ] {
+        assert_eq!(calls(text), None, "{text}");
+    }
+}
+
+fn text_events(pieces: &[&str]) -> Vec<Event> {
+    let mut events = vec![
+        Event::Status(StatusEvent::new(ResponseStatus::Started)),
+        Event::BlockStart(BlockStart {
+            index: 0,
+            block_type: BlockType::Text,
+            metadata: BlockMetadata::Text,
+        }),
+    ];
+    for p in pieces {
+        events.push(Event::BlockDelta(BlockDelta {
+            index: 0,
+            delta: DeltaContent::Text((*p).to_owned()),
+        }));
+    }
+    events.push(Event::BlockStop(BlockStop {
+        index: 0,
+        block_type: BlockType::Text,
+        stop_reason: None,
+    }));
+    events.push(Event::Status(StatusEvent::new(ResponseStatus::Completed)));
+    events
+}
+
+/// Runs events through a filter; returns (text shown before the end, all output).
+fn filter(events: Vec<Event>) -> (String, Vec<Event>, CallFilter) {
+    let mut f = CallFilter::new(offered());
+    let mut shown_early = String::new();
+    let mut all = Vec::new();
+    for event in events {
+        let terminal = matches!(&event, Event::Status(s) if s.status.is_terminal());
+        let mut out = Vec::new();
+        f.push(event, &mut out);
+        for e in &out {
+            if let (
+                false,
+                Event::BlockDelta(BlockDelta {
+                    delta: DeltaContent::Text(t),
+                    ..
+                }),
+            ) = (terminal, e)
+            {
+                shown_early.push_str(t);
+            }
+        }
+        all.extend(out);
+    }
+    (shown_early, all, f)
+}
+
+fn tool_starts(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BlockStart(BlockStart {
+                metadata: BlockMetadata::ToolUse { name, .. },
+                ..
+            }) => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn all_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BlockDelta(BlockDelta {
+                delta: DeltaContent::Text(t),
+                ..
+            }) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_call_split_at_awkward_places_is_never_shown() {
+    let (early, out, f) = filter(text_events(&[
+        "Let me look.\n<tool_",
+        "call>\n{\"name\": \"read",
+        "_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>",
+    ]));
+    assert_eq!(early, "Let me look.\n");
+    assert!(!all_text(&out).contains("tool_call"));
+    assert_eq!(tool_starts(&out), ["read_file"]);
+    assert_eq!(f.recovered().len(), 1);
+    let Some(Event::Status(last)) = out.last() else {
+        panic!("no status")
+    };
+    assert_eq!(last.stop_reason, Some(StopReason::ToolUse));
+    // Every block still opens and closes in order.
+    let starts = out
+        .iter()
+        .filter(|e| matches!(e, Event::BlockStart(_)))
+        .count();
+    let stops = out
+        .iter()
+        .filter(|e| matches!(e, Event::BlockStop(_)))
+        .count();
+    assert_eq!(starts, stops);
+}
+
+#[test]
+fn plain_answers_and_other_code_stream_at_once() {
+    let (early, out, _) = filter(text_events(&[
+        "Here is the fix:\n```rust\nfn f() {\n",
+        "    let x = {1};\n}\n```\nDone.",
+    ]));
+    assert_eq!(
+        early,
+        "Here is the fix:\n```rust\nfn f() {\n    let x = {1};\n}\n```\nDone."
+    );
+    assert!(tool_starts(&out).is_empty());
+}
+
+#[test]
+fn held_text_that_is_not_a_call_is_shown_whole_at_the_end() {
+    let (early, out, _) = filter(text_events(&["Config:\n", "{\"port\": ", "8080}\nok"]));
+    assert_eq!(early, "Config:\n");
+    assert_eq!(all_text(&out), "Config:\n{\"port\": 8080}\nok");
+    assert!(tool_starts(&out).is_empty());
+}
+
+#[test]
+fn native_calls_turn_recovery_off() {
+    let mut events = text_events(&["{\"name\": \"ls\", \"arguments\": {}}"]);
+    let status = events.pop().unwrap();
+    events.push(Event::BlockStart(BlockStart {
+        index: 1,
+        block_type: BlockType::ToolUse,
+        metadata: BlockMetadata::ToolUse {
+            id: "n1".into(),
+            name: "read_file".into(),
+        },
+    }));
+    events.push(Event::BlockStop(BlockStop {
+        index: 1,
+        block_type: BlockType::ToolUse,
+        stop_reason: None,
+    }));
+    events.push(status);
+    let (_, out, f) = filter(events);
+    assert_eq!(tool_starts(&out), ["read_file"], "only the native call");
+    assert!(all_text(&out).contains("\"ls\""), "the text stays text");
+    assert!(f.recovered().is_empty());
+}
+
+#[test]
+fn an_empty_offer_passes_everything_through() {
+    let mut f = CallFilter::new(Vec::new());
+    let mut out = Vec::new();
+    for e in text_events(&["{\"name\": \"ls\", \"arguments\": {}}"]) {
+        f.push(e, &mut out);
+    }
+    assert!(tool_starts(&out).is_empty());
+}
+
+#[test]
+fn a_call_repeated_in_one_answer_is_made_once_and_ends_the_answer() {
+    let line = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n";
+    let (_, found) = calls(&format!(
+        "{line}{{\"name\": \"ls\", \"arguments\": {{}}}}\n{line}{line}"
+    ))
+    .unwrap();
+    assert_eq!(found.len(), 2, "read_file once, ls once");
+    let mut f = CallFilter::new(offered());
+    let mut out = Vec::new();
+    for e in text_events(&[line, line]).into_iter().take(4) {
+        f.push(e, &mut out);
+    }
+    assert!(f.saturated(), "two identical calls");
+    f.finish(&mut out);
+    assert_eq!(tool_starts(&out), ["read_file"]);
+    assert!(matches!(out.last(), Some(Event::Status(s)) if s.status == ResponseStatus::Completed));
+}
