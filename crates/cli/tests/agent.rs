@@ -138,15 +138,15 @@ fn reads_edits_and_answers_in_every_protocol() {
         assert_eq!(
             tools,
             [
-                "edit",
+                "read_file",
+                "ls",
                 "glob",
                 "grep",
-                "ls",
-                "read_file",
                 "shell",
+                "edit",
                 "write_file"
             ],
-            "{provider}: sorted tools"
+            "{provider}: reading and searching first"
         );
     }
 }

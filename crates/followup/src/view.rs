@@ -144,6 +144,9 @@ impl Tool for OverlayLs {
     fn name(&self) -> &str {
         self.real.name()
     }
+    fn rank(&self) -> u32 {
+        self.real.rank()
+    }
     fn description(&self) -> &str {
         self.real.description()
     }
@@ -208,6 +211,9 @@ impl Tool for OverlayGlob {
     fn name(&self) -> &str {
         self.real.name()
     }
+    fn rank(&self) -> u32 {
+        self.real.rank()
+    }
     fn description(&self) -> &str {
         self.real.description()
     }
@@ -260,6 +266,9 @@ impl Tool for OverlayGlob {
 impl Tool for OverlayGrep {
     fn name(&self) -> &str {
         self.real.name()
+    }
+    fn rank(&self) -> u32 {
+        self.real.rank()
     }
     fn description(&self) -> &str {
         self.real.description()

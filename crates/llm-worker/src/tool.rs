@@ -53,6 +53,12 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn input_schema(&self) -> serde_json::Value;
+    /// Where the tool stands in the list offered to the model: lower first, ties by name.
+    /// Small models pick early tools more often, so reading and searching come before
+    /// writing (see [`ToolServer::definitions`]).
+    fn rank(&self) -> u32 {
+        u32::MAX
+    }
     async fn execute(
         &self,
         input_json: &str,
@@ -66,8 +72,8 @@ pub enum ToolServerError {
     Duplicate(String),
 }
 
-/// The set of tools offered to the model, kept sorted by name so the tool list (and so
-/// the request prefix) is byte-stable.
+/// The set of tools offered to the model, listed by [`Tool::rank`] then name, so the tool
+/// list (and so the request prefix) is byte-stable.
 #[derive(Clone, Default)]
 pub struct ToolServer {
     tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -91,18 +97,26 @@ impl ToolServer {
         self.tools.get(name)
     }
 
+    /// Names in the order the model is offered the tools.
     pub fn names(&self) -> Vec<&str> {
-        self.tools.keys().map(String::as_str).collect()
+        self.ordered().into_iter().map(|t| t.name()).collect()
+    }
+
+    fn ordered(&self) -> Vec<&Arc<dyn Tool>> {
+        let mut tools: Vec<&Arc<dyn Tool>> = self.tools.values().collect();
+        // The map is sorted by name, and the sort is stable.
+        tools.sort_by_key(|t| t.rank());
+        tools
     }
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 
-    /// Definitions sorted by name.
+    /// Definitions by rank, then name.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .values()
+        self.ordered()
+            .into_iter()
             .map(|t| ToolDefinition {
                 name: t.name().to_owned(),
                 description: t.description().to_owned(),

@@ -26,6 +26,9 @@ impl Tool for ReadFile {
     fn name(&self) -> &str {
         "read_file"
     }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
     fn description(&self) -> &str {
         "Read a text file. Optional offset (first line, 1-based) and limit (number of lines) for large files."
     }
@@ -109,6 +112,9 @@ impl Tool for WriteFile {
     fn name(&self) -> &str {
         "write_file"
     }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
     fn description(&self) -> &str {
         "Create or overwrite a file with the given content. Prefer edit for changes to existing files."
     }
@@ -154,6 +160,9 @@ struct EditArgs {
 impl Tool for Edit {
     fn name(&self) -> &str {
         "edit"
+    }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
     }
     fn description(&self) -> &str {
         "Replace an exact string in a file. old_string must match exactly once unless replace_all is true. Returns a unified diff."

@@ -148,6 +148,9 @@ impl Tool for Grep {
     fn name(&self) -> &str {
         "grep"
     }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
     fn description(&self) -> &str {
         "Search file contents with a regular expression, respecting .gitignore. Output: path:line:text."
     }

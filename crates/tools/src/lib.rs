@@ -24,6 +24,27 @@ pub use workspace::{ScopeError, Workspace};
 use saki_llm_worker::{Tool, ToolServer, ToolServerError};
 use std::sync::Arc;
 
+/// The order the built-in tools are offered in: reading and searching first, then
+/// running, then writing. Small models pick early tools more often (`edit` first made
+/// them edit when asked to read); the order is fixed, so the request prefix stays stable.
+pub const TOOL_ORDER: &[&str] = &[
+    "read_file",
+    "ls",
+    "glob",
+    "grep",
+    "shell",
+    "edit",
+    "write_file",
+];
+
+/// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
+pub fn rank_of(name: &str) -> u32 {
+    TOOL_ORDER
+        .iter()
+        .position(|n| *n == name)
+        .map_or(u32::MAX, |i| i as u32)
+}
+
 /// The built-in tools, bound to one workspace.
 pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
     vec![

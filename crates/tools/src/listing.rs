@@ -69,6 +69,9 @@ impl Tool for Ls {
     fn name(&self) -> &str {
         "ls"
     }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
     fn description(&self) -> &str {
         "List a directory (default: the workspace root). Directories end with /."
     }
@@ -114,6 +117,9 @@ struct GlobArgs {
 impl Tool for Glob {
     fn name(&self) -> &str {
         "glob"
+    }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
     }
     fn description(&self) -> &str {
         "Find files by glob pattern (e.g. **/*.rs), respecting .gitignore. Paths are relative to the search directory."

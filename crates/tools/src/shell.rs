@@ -184,6 +184,9 @@ impl Tool for Shell {
     fn name(&self) -> &str {
         "shell"
     }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
     fn description(&self) -> &str {
         "Run a bash command in the workspace root. Returns its output (stdout and stderr) and exit code."
     }
