@@ -435,3 +435,68 @@ fn a_local_server_reports_its_real_context_window() {
         .clone();
     assert_eq!(json_lines(&out)[0]["context_window"], 2048);
 }
+
+#[test]
+fn a_call_written_as_text_runs_and_is_marked_recovered() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text(
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\", \"type\": \"object\"}}\n</tool_call>",
+    ));
+    server.push(Turn::text("The word is MANGO."));
+    let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("What is the word?")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = json_lines(&out);
+    let call = events
+        .iter()
+        .find(|e| e["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["recovered"], true);
+    assert_eq!(call["item"]["name"], "read_file");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["item"]["status"], "success");
+    assert!(result["item"]["output"].as_str().unwrap().contains("MANGO"));
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "item.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert!(
+        !text.contains("tool_call"),
+        "the call was never shown: {text}"
+    );
+    // Off in config: the text stays text.
+    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
+    std::fs::write(
+        e.home.path().join("config/saki/config.toml"),
+        "[providers.llamacpp]\ntool_call_recovery = \"off\"\n",
+    )
+    .unwrap();
+    server.push(Turn::text(
+        "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
+    ));
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("What is the word?")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!json_lines(&out)
+        .iter()
+        .any(|e| e["item"]["kind"] == "tool_call"));
+}

@@ -1,0 +1,291 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The failure shapes of small local models, replayed over real HTTP: calls written as
+//! text (Qwen tags, a fenced block, a bare object), junk argument keys, a call repeated
+//! until the turn limit, llama.cpp's mid-stream parser failure, and an empty response.
+
+use saki_llm_client::*;
+use saki_llm_worker::*;
+use saki_testkit::{MockServer, Reply, Turn};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+/// `read_file` over a fixed file, recording the arguments it ran with.
+struct Notes(Arc<Mutex<Vec<Value>>>);
+
+#[async_trait::async_trait]
+impl Tool for Notes {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> &str {
+        "Read a file"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1}
+        }, "required": ["path"]})
+    }
+    async fn execute(&self, input: &str, _: ToolExecutionContext) -> Result<ToolOutput, ToolError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(serde_json::from_str(input).unwrap());
+        Ok(ToolOutput::new("The secret word is MANGO."))
+    }
+}
+
+struct Run {
+    server: MockServer,
+    worker: Worker,
+    ran: Arc<Mutex<Vec<Value>>>,
+    events: Arc<Mutex<Vec<WorkerEvent>>>,
+}
+
+fn run() -> Run {
+    let server = MockServer::start().unwrap();
+    let client = Client::new(ClientConfig::new(WireApi::Chat, server.openai_url())).unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let mut tools = ToolServer::new();
+    tools.register(Arc::new(Notes(ran.clone()))).unwrap();
+    let mut config = WorkerConfig::new("qwen");
+    config.tool_call_recovery = true;
+    config.max_turns = 12;
+    let mut worker = Worker::new(client, Arc::new(tools), config);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    worker.set_observer(Arc::new(move |e| sink.lock().unwrap().push(e.clone())));
+    Run {
+        server,
+        worker,
+        ran,
+        events,
+    }
+}
+
+impl Run {
+    async fn turn(&mut self) -> TurnOutcome {
+        self.worker
+            .run_turn(
+                "Read NOTE.txt and tell me the word.",
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap()
+    }
+
+    fn events(&self) -> Vec<WorkerEvent> {
+        self.events.lock().unwrap().clone()
+    }
+}
+
+const CALL: &str = r#"{"name": "read_file", "arguments": {"path": "NOTE.txt"}}"#;
+
+#[tokio::test]
+async fn calls_written_as_text_run_in_every_form() {
+    for text in [
+        format!("<tool_call>\n{CALL}\n</tool_call>"),
+        format!("I'll read it.\n```json\n{CALL}\n```"),
+        CALL.to_owned(),
+    ] {
+        let mut r = run();
+        r.server.push(Turn::text(text.clone()));
+        r.server.push(Turn::text("The word is MANGO."));
+        let outcome = r.turn().await;
+        assert!(
+            matches!(outcome.status, TurnStatus::Completed { .. }),
+            "{text}"
+        );
+        assert_eq!(r.ran.lock().unwrap().len(), 1, "{text}");
+        let history = r.worker.history();
+        let call = history
+            .iter()
+            .find_map(|i| match i {
+                Item::ToolCall {
+                    name, arguments, ..
+                } => Some((name, arguments)),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(call.0, "read_file");
+        assert_eq!(call.1, r#"{"path":"NOTE.txt"}"#);
+        assert!(
+            !history
+                .iter()
+                .any(|i| matches!(i, Item::AssistantText { text } if text.contains("\"name\""))),
+            "the call is not left in the answer: {history:#?}"
+        );
+        assert!(r
+            .events()
+            .iter()
+            .any(|e| matches!(e, WorkerEvent::CallsRecovered(ids) if ids.len() == 1)));
+        // The model's next request carries a native call and its result.
+        let second = &r.server.requests()[1].body;
+        let messages = second["messages"].as_array().unwrap();
+        assert!(
+            messages.iter().any(|m| m["tool_calls"].is_array()),
+            "{second}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn junk_argument_keys_are_dropped_and_the_model_is_told() {
+    let mut r = run();
+    r.server.push(Turn::new().with_tool_call(
+        "c1",
+        "read_file",
+        r#"{"path": "NOTE.txt", "type": "object", "limit": "5"}"#,
+    ));
+    r.server.push(Turn::text("MANGO"));
+    r.turn().await;
+    assert_eq!(
+        r.ran.lock().unwrap()[0],
+        json!({"path": "NOTE.txt", "limit": 5})
+    );
+    let result = r
+        .worker
+        .history()
+        .iter()
+        .find_map(|i| match i {
+            Item::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        result.contains("ignored unknown argument `type`"),
+        "{result}"
+    );
+    assert!(result.contains("The secret word"), "{result}");
+}
+
+#[tokio::test]
+async fn a_missing_required_field_is_an_error_naming_it() {
+    let mut r = run();
+    r.server
+        .push(Turn::new().with_tool_call("c1", "read_file", r#"{"file": "NOTE.txt"}"#));
+    r.server.push(Turn::text("sorry"));
+    r.turn().await;
+    assert!(r.ran.lock().unwrap().is_empty());
+    let (content, status) = r
+        .worker
+        .history()
+        .iter()
+        .find_map(|i| match i {
+            Item::ToolResult {
+                content, status, ..
+            } => Some((content.clone(), *status)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(status, ToolResultStatus::Error);
+    assert!(
+        content.contains("missing required argument `path`"),
+        "{content}"
+    );
+}
+
+#[tokio::test]
+async fn a_repeated_call_never_burns_the_turn_limit() {
+    let mut r = run();
+    for _ in 0..4 {
+        r.server.push(Turn::text(CALL));
+    }
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert_eq!(outcome.requests, 4, "three calls, then an answer in text");
+    assert_eq!(
+        r.ran.lock().unwrap().len(),
+        1,
+        "repeats are answered from the first"
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 4);
+    for early in &requests[..3] {
+        assert!(early.body.get("tool_choice").is_none());
+    }
+    assert_eq!(requests[3].body["tool_choice"], "none");
+    assert!(requests[3].body["tools"].is_array(), "the tool list stays");
+    assert!(r.events().iter().any(
+        |e| matches!(e, WorkerEvent::LoopDetected { reason } if reason.contains("three times"))
+    ));
+    assert!(r
+        .worker
+        .history()
+        .iter()
+        .any(|i| matches!(i, Item::System { text } if text.contains("Do not call tools again"))));
+    // With tools refused, text that looks like a call stays text.
+    let mut r = run();
+    for _ in 0..4 {
+        r.server.push(Turn::text(CALL));
+    }
+    let outcome = r.turn().await;
+    assert_eq!(outcome.requests, 4);
+    assert!(matches!(
+        r.worker.history().last(),
+        Some(Item::AssistantText { text }) if text.contains("read_file")
+    ));
+}
+
+/// llama.cpp's answer when its tool-call parser rejects what the model wrote.
+fn parser_failure() -> Reply {
+    Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"{\\\"na\"}}]}\n\n\
+         data: {\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}}\n\n",
+    )
+}
+
+#[tokio::test]
+async fn a_parser_failure_is_retried_then_sent_without_tool_calls() {
+    let mut r = run();
+    r.server.push(parser_failure());
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(
+        matches!(outcome.status, TurnStatus::Completed { .. }),
+        "{outcome:?}"
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body, "the same request again");
+    assert!(r
+        .events()
+        .iter()
+        .any(|e| matches!(e, WorkerEvent::Retrying { reason } if reason.contains("peg-native"))));
+    assert!(
+        matches!(r.worker.history().last(), Some(Item::AssistantText { text }) if text.contains("MANGO"))
+    );
+
+    let mut r = run();
+    r.server.push(parser_failure());
+    r.server.push(parser_failure());
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body["tool_choice"], "none");
+
+    // A third failure is the turn's.
+    let mut r = run();
+    for _ in 0..3 {
+        r.server.push(parser_failure());
+    }
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Failed { .. }));
+    assert_eq!(r.server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn an_empty_response_is_retried_once() {
+    let mut r = run();
+    r.server.push(Turn::new());
+    r.server.push(Turn::text("MANGO"));
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert_eq!(r.server.requests().len(), 2);
+    assert!(
+        matches!(r.worker.history().last(), Some(Item::AssistantText { text }) if text == "MANGO")
+    );
+}
