@@ -37,6 +37,14 @@ pub enum ClientError {
     Config(String),
 }
 
+/// Whether a server's error message says it could not parse what the model wrote
+/// (llama.cpp: "... does not match the expected ... format", "Failed to parse tool call
+/// arguments").
+pub fn is_parser_failure(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("does not match the expected") || lower.contains("failed to parse")
+}
+
 fn retry_hint(retry_after: Option<Duration>) -> String {
     match retry_after {
         Some(d) => format!(" (retry after {}s)", d.as_secs_f32().ceil()),
@@ -45,15 +53,18 @@ fn retry_hint(retry_after: Option<Duration>) -> String {
 }
 
 impl ClientError {
-    /// Worth another attempt before the first event arrived.
+    /// Worth another attempt before the first event arrived. A server error that says
+    /// the server could not parse the model's output (llama.cpp's tool-call parser) is
+    /// not: sending the same bytes again after a pause rarely helps, and the caller has
+    /// better ways to recover (see saki-llm-worker).
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
+        match self {
+            ClientError::Server { message, .. } => !self::is_parser_failure(message),
             ClientError::RateLimited { .. }
-                | ClientError::Server { .. }
-                | ClientError::Network { .. }
-                | ClientError::Timeout(_)
-        )
+            | ClientError::Network { .. }
+            | ClientError::Timeout(_) => true,
+            _ => false,
+        }
     }
 
     /// A stable machine-readable name, used in JSON output.

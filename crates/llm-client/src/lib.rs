@@ -11,7 +11,7 @@ pub mod sse;
 pub mod transport;
 
 pub use decode::decode_sse_chunks;
-pub use error::ClientError;
+pub use error::{is_parser_failure, ClientError};
 pub use event::*;
 pub use protocol::{generate_call_id, Decoder, WireApi};
 pub use request::{

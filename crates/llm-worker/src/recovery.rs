@@ -35,35 +35,52 @@ pub struct Recovered {
 }
 
 /// The calls to `offered` tools written into `text`, or `None` when there are none.
+///
+/// Only the first place that holds calls counts (one tag, block or object, which may be
+/// a list of calls): a small model that writes several calls one after another is
+/// rambling, and its later calls are guesses about results it has not seen. Text before
+/// that place stays; what comes after it is dropped.
 pub fn recover(text: &str, offered: &[String]) -> Option<Recovered> {
-    let mut calls = Vec::new();
     let mut kept = String::new();
     let mut at = 0;
     while let Some((start, region)) = next_region(text, at) {
         let end = region.end;
         match parse_calls(&text[region.body.0..region.body.1], offered) {
-            Some(found) => {
+            Some(mut calls) => {
                 kept.push_str(&text[at..start]);
-                calls.extend(found);
+                // A model that repeats a call within one answer means it once.
+                let mut seen = std::collections::HashSet::new();
+                calls.retain(|call| seen.insert(call.clone()));
+                // What is left is often a stray brace or blank lines.
+                let text = if kept.chars().any(char::is_alphanumeric) {
+                    kept.trim().to_owned()
+                } else {
+                    String::new()
+                };
+                return Some(Recovered { text, calls });
             }
             None => kept.push_str(&text[at..end]),
         }
         at = end;
     }
-    kept.push_str(&text[at..]);
-    if calls.is_empty() {
-        return None;
+    None
+}
+
+/// Whether `text` holds a place with calls that is complete and followed by the start of
+/// another: the model goes on writing calls it cannot use, so the answer can end there.
+fn writes_past_a_call(text: &str, offered: &[String]) -> bool {
+    let mut at = 0;
+    while let Some((_, region)) = next_region(text, at) {
+        let complete = region.end < text.len()
+            || text[..region.end]
+                .trim_end()
+                .ends_with(['}', ']', '`', '>']);
+        if complete && parse_calls(&text[region.body.0..region.body.1], offered).is_some() {
+            return next_region(text, region.end).is_some();
+        }
+        at = region.end;
     }
-    // A model that repeats a call within one answer means it once.
-    let mut seen = std::collections::HashSet::new();
-    calls.retain(|call| seen.insert(call.clone()));
-    // What is left between calls is often a stray brace or blank lines.
-    let text = if kept.chars().any(char::is_alphanumeric) {
-        kept.trim().to_owned()
-    } else {
-        String::new()
-    };
-    Some(Recovered { text, calls })
+    false
 }
 
 struct Region {
@@ -123,7 +140,7 @@ fn next_region(text: &str, from: usize) -> Option<(usize, Region)> {
             }
             if trimmed.starts_with('{') || starts_list_of_objects(&text[line_start + indent..]) {
                 let start = line_start + indent;
-                let end = json_values_end(&text[start..]).map_or(line_end, |n| start + n);
+                let end = json_value_end(&text[start..]).map_or(line_end, |n| start + n);
                 return Some((
                     line_start,
                     Region {
@@ -144,14 +161,13 @@ fn starts_list_of_objects(text: &str) -> bool {
         .is_some_and(|rest| rest.trim_start().starts_with('{'))
 }
 
-/// Bytes taken by the consecutive JSON values at the start of `text`.
-fn json_values_end(text: &str) -> Option<usize> {
+/// Bytes taken by the JSON value at the start of `text`.
+fn json_value_end(text: &str) -> Option<usize> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let mut end = None;
-    while let Some(Ok(_)) = values.next() {
-        end = Some(values.byte_offset());
+    match values.next() {
+        Some(Ok(_)) => Some(values.byte_offset()),
+        _ => None,
     }
-    end
 }
 
 /// Every JSON value in `body` as calls to offered tools; `None` when any is something else.
@@ -193,20 +209,6 @@ fn call_of(value: &Value, offered: &[String]) -> Option<(String, String)> {
         _ => return None,
     };
     Some((name.to_owned(), arguments.to_string()))
-}
-
-/// Whether `text` holds some call to an offered tool twice.
-fn repeats_a_call(text: &str, offered: &[String]) -> bool {
-    let mut calls = Vec::new();
-    let mut at = 0;
-    while let Some((_, region)) = next_region(text, at) {
-        if let Some(found) = parse_calls(&text[region.body.0..region.body.1], offered) {
-            calls.extend(found);
-        }
-        at = region.end;
-    }
-    let unique: std::collections::HashSet<_> = calls.iter().collect();
-    unique.len() < calls.len()
 }
 
 /// Where in a streaming text block the undecided part starts: bytes before it cannot
@@ -315,7 +317,8 @@ pub struct CallFilter {
     native_calls: bool,
     next_index: usize,
     recovered: Vec<String>,
-    /// The held text already repeats a call: the model is looping inside its answer.
+    /// The held text has a complete call and goes on with another: the model writes calls
+    /// about results it has not seen.
     saturated: bool,
 }
 
@@ -333,8 +336,9 @@ impl CallFilter {
         &self.recovered
     }
 
-    /// Whether the held text already writes some call twice: a small model that does that
-    /// keeps going until its output limit, so the caller may stop reading and [`finish`].
+    /// Whether the held text has a complete call and starts another: a small model that
+    /// does that often goes on until its output limit, so the caller may stop reading and
+    /// [`finish`] (only the first call counts anyway, see [`recover`]).
     ///
     /// [`finish`]: CallFilter::finish
     pub fn saturated(&self) -> bool {
@@ -374,7 +378,7 @@ impl CallFilter {
                 let safe = self.scanner.safe_len(&self.text);
                 self.emit_text(safe, out);
                 if piece.contains('\n') && self.released < self.text.len() && !self.native_calls {
-                    self.saturated = repeats_a_call(&self.text[self.released..], &self.offered);
+                    self.saturated = writes_past_a_call(&self.text[self.released..], &self.offered);
                 }
                 return;
             }

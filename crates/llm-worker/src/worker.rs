@@ -506,8 +506,7 @@ fn recoverable(response: &AssistantResponse) -> Option<String> {
 /// The server could not parse the model's output into its format (a grammar or tool-call
 /// parser failure), as opposed to a failure of the server itself.
 fn parser_failure(message: &str) -> Option<String> {
-    let lower = message.to_ascii_lowercase();
-    (lower.contains("does not match the expected") || lower.contains("failed to parse"))
+    saki_llm_client::is_parser_failure(message)
         .then(|| format!("the server could not parse the model's output: {message}"))
 }
 

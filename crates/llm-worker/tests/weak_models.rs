@@ -289,3 +289,23 @@ async fn an_empty_response_is_retried_once() {
         matches!(r.worker.history().last(), Some(Item::AssistantText { text }) if text == "MANGO")
     );
 }
+
+#[tokio::test]
+async fn a_parser_failure_before_the_stream_is_retried_by_the_worker_alone() {
+    let mut r = run();
+    r.server.push(Reply::status(
+        500,
+        r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON"}}"#,
+    ));
+    r.server.push(Turn::text("MANGO"));
+    let outcome = r.turn().await;
+    assert!(
+        matches!(outcome.status, TurnStatus::Completed { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        r.server.requests().len(),
+        2,
+        "no transport retries with backoff"
+    );
+}

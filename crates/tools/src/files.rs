@@ -35,8 +35,8 @@ impl Tool for ReadFile {
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {
             "path": {"type": "string", "description": "File path, relative to the workspace root"},
-            "offset": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1}
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based); omit to start at the top"},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines; omit to read the whole file"}
         }, "required": ["path"]})
     }
     async fn execute(
