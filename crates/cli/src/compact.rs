@@ -33,7 +33,7 @@ fn fail(json_mode: bool, kind: &str, message: &str, code: ExitCode) -> ExitCode 
     if json_mode {
         emit(&json!({"type": "error", "error": {"kind": kind, "message": message}}));
     }
-    eprintln!("error: {message}");
+    eprintln!("error: {}", saki_tools::sanitize::sanitize(message));
     code
 }
 
@@ -69,7 +69,7 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
     };
     for warning in &opened.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", saki_tools::sanitize::sanitize(warning));
     }
     let meta = &opened.meta;
     let session_choice = Some((meta.provider.as_str(), meta.model.as_str()));
@@ -115,7 +115,10 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         event["session_id"] = json!(meta.id);
         emit(&event);
     } else {
-        eprintln!("{}", compaction_line(&compaction.report));
+        eprintln!(
+            "{}",
+            saki_tools::sanitize::sanitize(&compaction_line(&compaction.report))
+        );
     }
     match compaction.report.status {
         CompactionStatus::Compressed | CompactionStatus::Pruned | CompactionStatus::Noop => {

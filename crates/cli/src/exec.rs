@@ -11,6 +11,7 @@ use saki_llm_worker::hook::HookInterceptor;
 use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
 use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
+use saki_tools::sanitize::sanitize;
 use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
 use serde_json::json;
 use std::io::Read;
@@ -176,14 +177,14 @@ fn report_alert(alert: &Alert, json_mode: bool) {
         AlertLevel::Warn => "warning",
         AlertLevel::Error => "error",
     };
-    eprintln!("{label}: {}", alert.message);
+    eprintln!("{label}: {}", sanitize(&alert.message));
 }
 
 pub(crate) fn failed(json_mode: bool, kind: &str, message: &str) {
     if json_mode {
         emit(&json!({"type": "turn.failed", "error": {"kind": kind, "message": message}}));
     }
-    eprintln!("error: {message}");
+    eprintln!("error: {}", sanitize(message));
 }
 
 pub async fn run(args: ExecArgs) -> ExitCode {
@@ -202,13 +203,14 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Config;
         }
     };
-    let _local_server = match setup::prepare(&mut resolved, &|n| eprintln!("note: {n}")).await {
-        Ok(server) => server,
-        Err(message) => {
-            failed(json_mode, "config", &message);
-            return ExitCode::Config;
-        }
-    };
+    let _local_server =
+        match setup::prepare(&mut resolved, &|n| eprintln!("note: {}", sanitize(n))).await {
+            Ok(server) => server,
+            Err(message) => {
+                failed(json_mode, "config", &message);
+                return ExitCode::Config;
+            }
+        };
     let (workspace, sandbox) = match setup::shell(&workspace, &resolved, args.run.sandbox) {
         Ok(w) => w,
         Err(message) => {

@@ -27,7 +27,7 @@ impl FollowUps {
             emit(&event);
         } else {
             self.printer.finish_line();
-            eprintln!("{line}");
+            eprintln!("{}", saki_tools::sanitize::sanitize(&line));
         }
     }
 
@@ -179,7 +179,7 @@ impl FollowUps {
                         &json!({"type": "item.completed", "item": {"id": id, "kind": "assistant_message", "text": text, "speculated": true}}),
                     );
                 } else {
-                    println!("{text}");
+                    println!("{}", saki_tools::sanitize::sanitize(text));
                 }
             }
         }

@@ -279,11 +279,8 @@ fn init_tracing(interactive: bool) {
     let Some(path) = std::env::var_os("SAKI_LOG_FILE") else {
         return;
     };
-    match std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
+    // Diagnostics quote prompts and tool output: the file is this user's only.
+    match saki_tools::common::open_private_append(std::path::Path::new(&path)) {
         Ok(file) => {
             let _ = builder
                 .with_ansi(false)

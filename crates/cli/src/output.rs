@@ -5,6 +5,7 @@ use saki_llm_worker::{
     CompactionReport, Handler, Item, TextBlockEvent, TextBlockKind, ThinkingBlockEvent,
     ThinkingBlockKind, WorkerEvent,
 };
+use saki_tools::sanitize::sanitize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -77,6 +78,7 @@ impl Handler<TextBlockKind> for PlainPrinter {
     type Scope = ();
     fn on_event(&mut self, _: &mut (), event: &TextBlockEvent) {
         if let TextBlockEvent::Delta(text) = event {
+            let text = sanitize(text);
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
@@ -94,7 +96,7 @@ impl Handler<ThinkingBlockKind> for PlainPrinter {
         let mut err = std::io::stderr().lock();
         let _ = match event {
             ThinkingBlockEvent::Start(_) if dim => err.write_all(b"\x1b[2m"),
-            ThinkingBlockEvent::Delta(t) => err.write_all(t.as_bytes()),
+            ThinkingBlockEvent::Delta(t) => err.write_all(sanitize(t).as_bytes()),
             ThinkingBlockEvent::Stop(_) if dim => err.write_all(b"\x1b[0m\n"),
             ThinkingBlockEvent::Stop(_) => err.write_all(b"\n"),
             _ => Ok(()),
@@ -291,11 +293,16 @@ impl PlainPrinter {
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
                 self.finish_line();
-                eprintln!("[tool] {name}: {status} {args} → {first_line}");
+                eprintln!(
+                    "[tool] {}: {status} {} → {}",
+                    sanitize(name),
+                    sanitize(&args),
+                    sanitize(&first_line)
+                );
             }
             WorkerEvent::Compacted(compaction) => {
                 self.finish_line();
-                eprintln!("{}", compaction_line(&compaction.report));
+                eprintln!("{}", sanitize(&compaction_line(&compaction.report)));
             }
             WorkerEvent::LoopDetected { reason } => {
                 self.finish_line();
@@ -303,7 +310,7 @@ impl PlainPrinter {
             }
             WorkerEvent::Retrying { reason } => {
                 self.finish_line();
-                eprintln!("warning: {reason}; trying again");
+                eprintln!("warning: {}; trying again", sanitize(reason));
             }
             _ => {}
         }

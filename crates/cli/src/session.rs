@@ -68,7 +68,7 @@ impl Recorder {
                 );
                 match &self.reporter {
                     Some(report) => report(message),
-                    None => eprintln!("warning: {message}"),
+                    None => eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message)),
                 }
             }
         }
@@ -220,7 +220,7 @@ pub fn list(json: bool) -> ExitCode {
         );
     } else {
         for m in &metas {
-            println!(
+            let line = format!(
                 "{}  {:>8}  {:<24}  {}  {}",
                 m.id,
                 ago(m.created),
@@ -228,6 +228,7 @@ pub fn list(json: bool) -> ExitCode {
                 m.workspace,
                 m.title
             );
+            println!("{}", saki_tools::sanitize::sanitize(&line));
         }
     }
     ExitCode::Success

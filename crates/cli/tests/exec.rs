@@ -500,3 +500,38 @@ fn a_call_written_as_text_runs_and_is_marked_recovered() {
         .iter()
         .any(|e| e["item"]["kind"] == "tool_call"));
 }
+
+#[test]
+fn escape_sequences_never_reach_the_terminal_and_sessions_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call("c1", "read_file", r#"{"path": "evil.txt"}"#));
+    server.push(Turn::text(
+        "Done.\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2J\u{9b}31m plain",
+    ));
+    let e = env_with(&[("evil.txt", "\u{1b}]0;pwned\u{7}\u{1b}[2Jtitle\n")]);
+    let out = e
+        .saki()
+        .args(["exec", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("read evil.txt")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    for stream in [&out.stdout, &out.stderr] {
+        let text = String::from_utf8_lossy(stream);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{9b}'),
+            "{text:?}"
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Done.\u{241B}]52;c;"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[tool] read_file"));
+    let session = &e.session_files()[0];
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(session), 0o600);
+    assert_eq!(mode(session.parent().unwrap()), 0o700);
+    assert_eq!(mode(session.parent().unwrap().parent().unwrap()), 0o700);
+}

@@ -7,6 +7,7 @@ use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item, ToolResul
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -105,6 +106,16 @@ impl SessionStore {
         &self.dir
     }
 
+    /// Sessions hold prompts, file contents and tool output: the directory, and saki's data
+    /// directory above it, are this user's only (also when an older saki made them 0755).
+    fn make_private(&self) -> Result<(), StoreError> {
+        saki_tools::common::create_private_dir(&self.dir).map_err(io(&self.dir))?;
+        if let Some(data) = self.dir.parent().filter(|p| p.ends_with("saki")) {
+            saki_tools::common::create_private_dir(data).map_err(io(data))?;
+        }
+        Ok(())
+    }
+
     fn path_of(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }
@@ -118,7 +129,7 @@ impl SessionStore {
         title: &str,
         system_prompt: Option<&str>,
     ) -> Result<SessionWriter, StoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        self.make_private()?;
         let created = now_secs();
         let id = format!("{created}-{:06x}", fastrand::u32(..0x100_0000));
         let title: String = title
@@ -141,6 +152,7 @@ impl SessionStore {
         let file = OpenOptions::new()
             .create_new(true)
             .append(true)
+            .mode(0o600)
             .open(&path)
             .map_err(io(&path))?;
         let mut writer = SessionWriter {
@@ -156,10 +168,8 @@ impl SessionStore {
     /// first, so new items start on a line of their own; the fragment stays on disk.
     pub fn append_to(&self, loaded: &LoadedSession) -> Result<SessionWriter, StoreError> {
         let path = &loaded.path;
-        let mut file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(io(path))?;
+        self.make_private()?;
+        let mut file = saki_tools::common::open_private_append(path).map_err(io(path))?;
         if loaded.torn_tail {
             file.write_all(b"\n").map_err(io(path))?;
             file.sync_data().map_err(io(path))?;

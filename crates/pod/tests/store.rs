@@ -216,3 +216,38 @@ fn a_compaction_that_does_not_fit_is_ignored_with_a_warning() {
         loaded.warnings
     );
 }
+
+#[test]
+fn sessions_are_private_and_old_ones_are_made_so_on_resume() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("share/saki");
+    let sessions = data.join("sessions");
+    // As an older saki left them: world-readable.
+    std::fs::create_dir_all(&sessions).unwrap();
+    for dir in [&data, &sessions] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let share_before = mode(&home.path().join("share"));
+    let store = SessionStore::new(sessions.clone());
+    let mut writer = store.create("/w", "p", "m", "t", None).unwrap();
+    writer.append(&Item::user("secret prompt")).unwrap();
+    let id = writer.meta().id.clone();
+    let path = sessions.join(format!("{id}.jsonl"));
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&sessions), 0o700);
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(
+        mode(&home.path().join("share")),
+        share_before,
+        "not saki's: left alone"
+    );
+    drop(writer);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let loaded = store.load(&id).unwrap();
+    store.append_to(&loaded).unwrap();
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&sessions), 0o700);
+}

@@ -65,3 +65,32 @@ pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// Creates `dir` (and missing parents) readable by this user only, and makes an existing
+/// `dir` so: for what saki writes about the person's work (sessions, logs).
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Opens `path` for appending, creating it as 0600, and makes an existing file 0600.
+pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    if file.metadata()?.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}

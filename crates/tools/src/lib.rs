@@ -8,6 +8,7 @@ pub mod grants;
 pub mod grep;
 pub mod listing;
 pub mod sandbox;
+pub mod sanitize;
 pub mod shell;
 pub mod shell_env;
 pub mod shell_safety;

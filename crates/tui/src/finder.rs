@@ -49,7 +49,9 @@ impl FileFinder {
                 .components()
                 .map(|c| c.as_os_str().to_str())
                 .collect();
-            if let Some(parts) = parts.filter(|p| !p.is_empty()) {
+            // A name with control characters would reach the terminal as they are.
+            let printable = |p: &Vec<&str>| !p.iter().any(|s| s.chars().any(char::is_control));
+            if let Some(parts) = parts.filter(|p| !p.is_empty() && printable(p)) {
                 files.push(parts.join("/"));
             }
         }

@@ -12,6 +12,7 @@ pub mod terminal;
 pub mod theme;
 pub mod tool_row;
 pub mod transcript;
+pub mod untrusted;
 mod view;
 pub mod wrap;
 

@@ -59,7 +59,7 @@ impl App {
     /// Applies what the engine reports.
     pub fn apply(&mut self, event: EngineEvent, now: Instant) {
         self.now = Some(now);
-        match event {
+        match crate::untrusted::sanitized(event) {
             EngineEvent::Status(status) => self.status = status,
             EngineEvent::Tokens(tokens) => self.status.tokens_used = tokens,
             EngineEvent::TurnStarted => {

@@ -1,0 +1,138 @@
+//! Everything the engine reports is sanitised on arrival (see `saki_tools::sanitize`):
+//! model text, tool calls and output, alerts, approval prompts, suggestions, session
+//! titles and the names in the status line can all hold terminal escape sequences, and
+//! whatever a widget does with them, none reaches the terminal.
+
+use crate::protocol::{EngineEvent, SessionEntry, Status};
+use saki_llm_worker::Item;
+use saki_tools::sanitize::{sanitize_in_place as clean, sanitize_json};
+
+/// `event` with every string in it sanitised.
+pub fn sanitized(event: EngineEvent) -> EngineEvent {
+    match event {
+        EngineEvent::Status(status) => EngineEvent::Status(status_of(status)),
+        EngineEvent::TextDelta(mut t) => {
+            clean(&mut t);
+            EngineEvent::TextDelta(t)
+        }
+        EngineEvent::ThinkingDelta(mut t) => {
+            clean(&mut t);
+            EngineEvent::ThinkingDelta(t)
+        }
+        EngineEvent::Committed(item) => EngineEvent::Committed(item_of(item)),
+        EngineEvent::TurnFinished { note } => EngineEvent::TurnFinished {
+            note: note.map(|(level, mut m)| {
+                clean(&mut m);
+                (level, m)
+            }),
+        },
+        EngineEvent::Alert { level, mut message } => {
+            clean(&mut message);
+            EngineEvent::Alert { level, message }
+        }
+        EngineEvent::Approval(mut request) => {
+            clean(&mut request.call.name);
+            clean(&mut request.call.arguments);
+            sanitize_json(&mut request.call.input);
+            request.grant_label.as_mut().map(clean);
+            request.why.as_mut().map(clean);
+            EngineEvent::Approval(request)
+        }
+        EngineEvent::Suggestion(mut text) => {
+            clean(&mut text);
+            EngineEvent::Suggestion(text)
+        }
+        EngineEvent::Accepted {
+            items,
+            mut files,
+            saved_ms,
+            mut pipelined,
+        } => {
+            files.iter_mut().for_each(clean);
+            pipelined.as_mut().map(clean);
+            EngineEvent::Accepted {
+                items: items.into_iter().map(item_of).collect(),
+                files,
+                saved_ms,
+                pipelined,
+            }
+        }
+        EngineEvent::History(items) => {
+            EngineEvent::History(items.into_iter().map(item_of).collect())
+        }
+        EngineEvent::Sessions(sessions) => {
+            EngineEvent::Sessions(sessions.into_iter().map(session_of).collect())
+        }
+        other @ (EngineEvent::Tokens(_)
+        | EngineEvent::TurnStarted
+        | EngineEvent::ToolStarted(_)
+        | EngineEvent::Speculation(_)) => other,
+    }
+}
+
+fn item_of(mut item: Item) -> Item {
+    match &mut item {
+        Item::User { text } | Item::System { text } | Item::AssistantText { text } => clean(text),
+        Item::Thinking { text, .. } => clean(text),
+        Item::ToolCall {
+            name, arguments, ..
+        } => {
+            clean(name);
+            clean(arguments);
+        }
+        Item::ToolResult { name, content, .. } => {
+            clean(name);
+            clean(content);
+        }
+    }
+    item
+}
+
+fn status_of(mut status: Status) -> Status {
+    clean(&mut status.provider);
+    clean(&mut status.model);
+    status.fast_model.as_mut().map(clean);
+    status.sandbox.as_mut().map(clean);
+    status
+}
+
+fn session_of(mut session: SessionEntry) -> SessionEntry {
+    clean(&mut session.title);
+    clean(&mut session.model);
+    session
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_the_engine_sends_keeps_an_escape() {
+        let esc = "x\x1b]52;c;ZWNobw==\x07\x1b[2J";
+        let events = [
+            EngineEvent::TextDelta(esc.into()),
+            EngineEvent::Committed(Item::ToolResult {
+                name: "shell".into(),
+                content: esc.into(),
+                status: saki_llm_worker::ToolResultStatus::Success,
+                ctx: saki_llm_worker::ToolExecutionContext {
+                    call_id: "c".into(),
+                    batch_id: "b".into(),
+                    call_index: 0,
+                },
+            }),
+            EngineEvent::Alert {
+                level: crate::protocol::Level::Warn,
+                message: esc.into(),
+            },
+            EngineEvent::Suggestion(esc.into()),
+        ];
+        for event in events {
+            let shown = format!("{:?}", sanitized(event));
+            assert!(
+                !shown.contains("\\u{1b}") && !shown.contains("\\u{7}"),
+                "{shown}"
+            );
+        }
+    }
+}
