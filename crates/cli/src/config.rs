@@ -69,13 +69,15 @@ pub enum Recovery {
 }
 
 /// One `[models.NAME]` table.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u32>,
     /// Wins over the provider's `tool_call_recovery`.
     pub tool_call_recovery: Option<Recovery>,
+    /// Sampling temperature sent with every request (default: the provider's own).
+    pub temperature: Option<f32>,
 }
 
 /// The `[compaction]` table.
@@ -236,6 +238,7 @@ impl FileConfig {
             slot.context_window = m.context_window.or(slot.context_window);
             slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
             slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
+            slot.temperature = m.temperature.or(slot.temperature);
         }
     }
 }
@@ -334,6 +337,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         context_window: Some(context_window),
         max_output_tokens: Some(max_output_tokens),
         tool_call_recovery: None,
+        temperature: None,
     }
 }
 
@@ -390,6 +394,8 @@ pub struct Resolved {
     /// Recover tool calls written as text (`tool_call_recovery`, model over provider;
     /// `auto` means on for Chat Completions).
     pub tool_call_recovery: bool,
+    /// `[models.NAME] temperature`.
+    pub temperature: Option<f32>,
 }
 
 impl Resolved {
@@ -595,6 +601,7 @@ pub fn resolve(
         local_context: file.local_context,
         server: None,
         prewarm: file.prewarm.unwrap_or(true),
+        temperature: file.models.get(&model_name).and_then(|m| m.temperature),
         tool_call_recovery: match file
             .models
             .get(&model_name)

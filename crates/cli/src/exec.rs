@@ -247,6 +247,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     worker_config.max_turns = args.run.max_turns as usize;
     worker_config.tool_call_recovery = resolved.tool_call_recovery;
+    worker_config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), tools, worker_config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,

@@ -4,7 +4,10 @@
 //! The server is `llama-server` from PATH when there is one; otherwise llama.cpp's own
 //! server as the prebuilt PyPI wheel `xllamacpp` (no compiler), which saki installs once
 //! into its cache (`$XDG_CACHE_HOME/saki/llamacpp`, a venv). Both get the model's own chat
-//! template (`--jinja`), so tool calls work as the model was trained to make them.
+//! template (`--jinja`), so tool calls work as the model was trained to make them, and
+//! greedy sampling by default (a request's `temperature` still wins): on saki's own task
+//! suite with Qwen2.5-Coder-0.5B it passed more tasks in less time than llama.cpp's default
+//! of 0.8, whose detours small models do not recover from.
 
 use saki_llm_client::server_info;
 use std::path::{Path, PathBuf};
@@ -33,6 +36,7 @@ p.use_jinja = True
 p.endpoint_props = True
 p.model_alias = sys.argv[4]
 p.n_parallel = 1
+p.sampling.temp = 0.0
 server = xllamacpp.Server(p)
 print("listening", server.listening_address, flush=True)
 signal.sigwait({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})

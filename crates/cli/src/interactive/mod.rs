@@ -261,6 +261,7 @@ fn build(
     config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     config.max_turns = args.run.max_turns as usize;
     config.tool_call_recovery = resolved.tool_call_recovery;
+    config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
     worker.set_context_guard(Arc::new(setup::compactor(
         &resolved,
