@@ -258,6 +258,10 @@ impl Worker {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ClientError> {
         let user = Item::user(text);
+        let asked = match &user {
+            Item::User { text } => text.chars().take(300).collect::<String>(),
+            _ => String::new(),
+        };
         let mut extras = Vec::new();
         for interceptor in &self.interceptors {
             match interceptor.on_prompt_submit(&user).await {
@@ -296,13 +300,19 @@ impl Worker {
                     });
                     // Said in history, where the model reads it (and a resumed session
                     // sees it): small models ignore a tool choice they cannot see.
+                    // The request itself is repeated: a small model loses sight of it.
                     self.commit(Item::system(format!(
-                        "[{reason}. Do not call tools again in this turn: answer in plain \
-                         text with what the results above show.]"
+                        "[{reason}. Do not call tools again in this turn. Answer this \
+                         request in plain text, using what the tool results above show: \
+                         {asked}]"
                     )));
                 }
                 request = self.build_request();
                 request.tool_choice = ToolChoice::None;
+                // The answer is a short summary; a model that writes calls as text anyway
+                // would otherwise go on until its output limit.
+                request.max_output_tokens =
+                    Some(request.max_output_tokens.map_or(1024, |m| m.min(1024)));
             }
             let sent_items = self.history.len();
             let response = self.respond(&request, &cancel).await?;
