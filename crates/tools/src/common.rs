@@ -89,7 +89,9 @@ pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::F
         .append(true)
         .mode(0o600)
         .open(path)?;
-    if file.metadata()?.permissions().mode() & 0o077 != 0 {
+    // Only a regular file: `/dev/null` or a FIFO named here is not saki's to change.
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(file)

@@ -1,7 +1,10 @@
 //! Everything the engine reports is sanitised on arrival (see `saki_tools::sanitize`):
 //! model text, tool calls and output, alerts, approval prompts, suggestions, session
-//! titles and the names in the status line can all hold terminal escape sequences, and
-//! whatever a widget does with them, none reaches the terminal.
+//! titles and the names in the status line can all hold terminal escape sequences. Text
+//! can also turn into control characters after that, when it is decoded: JSON escapes in
+//! tool arguments (`\u001b`), character references in Markdown (`&#27;`). ratatui puts
+//! such characters into cells as they are, so every line is also passed through
+//! [`printable`] right before it is drawn.
 
 use crate::protocol::{EngineEvent, SessionEntry, Status};
 use saki_llm_worker::Item;
@@ -70,6 +73,23 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
     }
 }
 
+/// `lines` with every span's text sanitised (the last step before drawing).
+pub fn printable(lines: Vec<ratatui::text::Line<'_>>) -> Vec<ratatui::text::Line<'_>> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            for span in &mut line.spans {
+                if let std::borrow::Cow::Owned(clean) =
+                    saki_tools::sanitize::sanitize(&span.content)
+                {
+                    span.content = clean.into();
+                }
+            }
+            line
+        })
+        .collect()
+}
+
 fn item_of(mut item: Item) -> Item {
     match &mut item {
         Item::User { text } | Item::System { text } | Item::AssistantText { text } => clean(text),
@@ -105,6 +125,18 @@ fn session_of(mut session: SessionEntry) -> SessionEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoded_escapes_are_cleaned_before_drawing() {
+        use ratatui::text::{Line, Span};
+        let lines = vec![Line::from(vec![
+            Span::raw("ok"),
+            Span::raw("a\u{1b}]52;c;x\u{7}b"),
+        ])];
+        let shown = printable(lines);
+        assert_eq!(shown[0].spans[0].content, "ok");
+        assert_eq!(shown[0].spans[1].content, "a\u{241B}]52;c;x\u{2407}b");
+    }
 
     #[test]
     fn nothing_the_engine_sends_keeps_an_escape() {

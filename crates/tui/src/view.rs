@@ -4,6 +4,7 @@
 use crate::app::{App, POPUP_ROWS};
 use crate::diff;
 use crate::tool_row::{truncate, ToolRow};
+use crate::untrusted::printable;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
@@ -25,11 +26,14 @@ impl App {
         ])
         .areas(area);
         self.draw_transcript(frame, transcript_area);
-        frame.render_widget(Paragraph::new(bottom), bottom_area);
+        frame.render_widget(Paragraph::new(printable(bottom)), bottom_area);
         if self.approvals.is_empty() && self.picker.is_none() {
             self.place_cursor(frame, bottom_area);
         }
-        frame.render_widget(Paragraph::new(self.status_line()), status_area);
+        frame.render_widget(
+            Paragraph::new(printable(vec![self.status_line()])),
+            status_area,
+        );
         self.draw_popup(frame, transcript_area);
     }
 
@@ -37,7 +41,7 @@ impl App {
         self.page = area.height;
         let (lines, scroll) = self.transcript.window(area.width, area.height, self.scroll);
         self.scroll = scroll;
-        frame.render_widget(Paragraph::new(lines), area);
+        frame.render_widget(Paragraph::new(printable(lines)), area);
     }
 
     fn rule(&self, width: u16, title: &str) -> Line<'static> {
@@ -285,7 +289,7 @@ impl App {
         };
         frame.render_widget(Clear, area);
         frame.render_widget(
-            Paragraph::new(lines).block(
+            Paragraph::new(printable(lines)).block(
                 Block::default()
                     .borders(Borders::ALL)
                     .border_style(self.theme.border())

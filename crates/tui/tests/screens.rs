@@ -453,3 +453,31 @@ fn ctrl_c_during_an_approval_denies_it_and_cancels_the_turn() {
     assert_eq!(app.take_actions(), vec![Action::Cancel]);
     assert!(app.approvals.is_empty());
 }
+
+#[test]
+fn escapes_decoded_from_json_or_markdown_never_reach_the_screen() {
+    let mut app = app();
+    let now = Instant::now();
+    let evil = "x\u{1b}]52;c;ZWNobw==\u{7}\u{1b}[2J";
+    // JSON arguments encode the ESC as \u001b: it only appears once they are parsed.
+    app.apply(
+        EngineEvent::Committed(tool_call(
+            "write_file",
+            serde_json::json!({"path": evil, "content": evil}),
+            ctx("b1", "c1", 0),
+        )),
+        now,
+    );
+    // Markdown character references decode to ESC and BEL.
+    app.apply(
+        EngineEvent::TextDelta("see &#27;[2J and &#x1b;]52;c;eA==&#7; ok".into()),
+        now,
+    );
+    let _ = approval(&mut app, &format!("printf '{evil}'"), None);
+    let shown = screen(&mut app, 100, 30);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains('\u{241B}'), "made visible: {shown}");
+}

@@ -54,7 +54,7 @@ pub(super) fn create_overlay_dir(base: &Path) -> Result<PathBuf, OverlayError> {
         let _ = std::fs::remove_dir(&dir);
         return Err(OverlayError::ForeignBase(base.to_path_buf()));
     }
-    if base_meta.mode() & 0o022 != 0 {
+    if base_meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700))
             .map_err(io_error(base))?;
     }
