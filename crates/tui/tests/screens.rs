@@ -473,7 +473,7 @@ fn escapes_decoded_from_json_or_markdown_never_reach_the_screen() {
         EngineEvent::TextDelta("see &#27;[2J and &#x1b;]52;c;eA==&#7; ok".into()),
         now,
     );
-    let _ = approval(&mut app, &format!("printf '{evil}'"), None);
+    let _answer = approval(&mut app, &format!("printf '{evil}'"), None);
     let shown = screen(&mut app, 100, 30);
     assert!(
         !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
