@@ -99,6 +99,18 @@ impl SseParser {
                 self.event_type.clear();
                 self.event_type.push_str(&value);
             }
+            // Not in the browser rules: llama.cpp's server (builds before its HTTP layer
+            // was rewritten) sends a failure mid-stream as an `error:` field, which those
+            // rules drop; the stream would then seem to end normally with half an answer.
+            b"error" => {
+                self.event_type.clear();
+                self.event_type.push_str("error");
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(&value);
+                self.has_data = true;
+            }
             _ => {} // id, retry and unknown fields do not matter to a one-shot stream
         }
     }
@@ -135,6 +147,18 @@ mod tests {
 
     fn ev(t: &str, d: &str) -> (String, String) {
         (t.to_owned(), d.to_owned())
+    }
+
+    #[test]
+    fn an_error_field_is_an_error_event() {
+        assert_eq!(
+            parse(&[b"data: {\"a\":1}\n\nerror: {\"code\":500}\n\ndata: [DONE]\n\n"]),
+            [
+                ("message".to_owned(), "{\"a\":1}".to_owned()),
+                ("error".to_owned(), "{\"code\":500}".to_owned()),
+                ("message".to_owned(), "[DONE]".to_owned()),
+            ]
+        );
     }
 
     #[test]

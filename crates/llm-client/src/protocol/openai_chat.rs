@@ -311,12 +311,15 @@ impl Decoder for ChatDecoder {
         if data.is_empty() {
             return;
         }
+        if event_type == "error" {
+            // llama.cpp's `error:` field holds the error object itself, not a chunk.
+            let error = serde_json::from_str::<Value>(data).unwrap_or(Value::String(data.into()));
+            let (code, message) = error_parts(error.get("error").unwrap_or(&error));
+            self.core.fail(out, code, message);
+            return;
+        }
         match serde_json::from_str::<Chunk<'_>>(data) {
             Ok(chunk) => self.on_chunk(chunk, out),
-            Err(err) if event_type == "error" => {
-                skip_malformed("chat", data, &err);
-                self.core.fail(out, None, data.to_owned());
-            }
             Err(err) => skip_malformed("chat", data, &err),
         }
     }
