@@ -4,46 +4,13 @@
 use super::{PendingCall, Worker, WorkerEvent};
 use crate::interceptor::{ToolAction, ToolCallInfo, ToolResultInfo};
 use crate::item::{Item, ToolResultStatus};
-use crate::loop_guard::{call_key, LoopGuard};
+use crate::loop_guard::{call_key, repeat_result, LoopGuard};
+use crate::schema::Checked;
 use futures::stream::{FuturesUnordered, StreamExt};
 use saki_llm_client::CancellationToken;
 use std::sync::Arc;
 
 impl Worker {
-    /// The call's arguments parsed and checked against its tool's schema, with a note per
-    /// repair; `Err` is the result the model gets instead (invalid JSON, unknown tool, a
-    /// field that cannot be repaired).
-    fn checked_input(
-        &self,
-        call: &PendingCall,
-    ) -> Result<(serde_json::Value, Vec<String>), String> {
-        let input = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(format!(
-                    "invalid JSON arguments for `{}`: {e}. The arguments were: {}",
-                    call.name, call.arguments
-                ))
-            }
-        };
-        let Some(tool) = self.tools.get(&call.name) else {
-            return Err(format!(
-                "unknown tool `{}`; available tools: {}",
-                call.name,
-                self.tools.names().join(", ")
-            ));
-        };
-        if !input.is_object() {
-            return Err(format!(
-                "invalid arguments for `{}`: expected a JSON object, got {}",
-                call.name, call.arguments
-            ));
-        }
-        crate::schema::check(&tool.input_schema(), input)
-            .map(|checked| (checked.input, checked.notes))
-            .map_err(|e| format!("invalid arguments for `{}`: {e}", call.name))
-    }
-
     /// Runs one batch. Returns true when the person cancelled it.
     pub(super) async fn run_batch(
         &mut self,
@@ -55,19 +22,28 @@ impl Worker {
         let mut infos: Vec<Option<ToolCallInfo>> = vec![None; calls.len()];
         // Validate and ask the interceptors, in call order, before anything runs.
         let mut inputs: Vec<Option<String>> = vec![None; calls.len()];
-        let mut notes: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
-        let keys: Vec<String> = calls
+        let mut checks: Vec<Option<Checked>> = vec![None; calls.len()];
+        // A call identical to an earlier one of this batch takes that one's result: run
+        // twice in parallel, an append would append twice.
+        let mut same_as: Vec<Option<usize>> = vec![None; calls.len()];
+        let mut keys: Vec<String> = calls
             .iter()
             .map(|c| call_key(&c.name, &c.arguments))
             .collect();
         for (i, call) in calls.iter().enumerate() {
-            let (input, repairs) = match self.checked_input(call) {
+            let checked = match self.tools.check_arguments(&call.name, &call.arguments) {
                 Ok(checked) => checked,
-                Err(message) => {
-                    results[i] = Some((message, ToolResultStatus::Error));
+                Err(e) => {
+                    results[i] = Some((e.to_string(), ToolResultStatus::Error));
                     continue;
                 }
             };
+            // Calls that differ only in what the check repaired are the same call.
+            keys[i] = call_key(&call.name, &checked.input.to_string());
+            if let Some(first) = keys[..i].iter().position(|k| *k == keys[i]) {
+                same_as[i] = Some(first);
+                continue;
+            }
             // Asked again for what this turn already answered: answer from that.
             if let Some(earlier) = guard.repeat_of(&keys[i]) {
                 results[i] = Some(earlier);
@@ -76,7 +52,7 @@ impl Worker {
             let info = ToolCallInfo {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
-                input,
+                input: checked.input.clone(),
                 ctx: call.ctx.clone(),
             };
             for interceptor in &self.interceptors {
@@ -86,13 +62,13 @@ impl Worker {
                 }
             }
             inputs[i] = Some(info.input.to_string());
-            notes[i] = repairs;
+            checks[i] = Some(checked);
             infos[i] = Some(info);
         }
         // Run the approved calls in parallel.
         let mut running = FuturesUnordered::new();
         for (i, call) in calls.iter().enumerate() {
-            if results[i].is_some() {
+            if results[i].is_some() || same_as[i].is_some() {
                 continue;
             }
             self.emit(WorkerEvent::ToolStarted {
@@ -123,6 +99,11 @@ impl Worker {
         }
         // Dropping the unfinished futures stops them (tools clean up on drop).
         drop(running);
+        for (i, first) in same_as.iter().enumerate() {
+            if let Some((content, status)) = first.and_then(|f| results[f].clone()) {
+                results[i] = Some((repeat_result(&content), status));
+            }
+        }
         for (i, call) in calls.iter().enumerate() {
             let (mut content, status) = results[i].take().unwrap_or_else(|| {
                 (
@@ -130,8 +111,8 @@ impl Worker {
                     ToolResultStatus::Cancelled,
                 )
             });
-            if !notes[i].is_empty() {
-                content = format!("[{}]\n{content}", notes[i].join("; "));
+            if let Some(checked) = &checks[i] {
+                content = checked.annotate(content);
             }
             guard.record(keys[i].clone(), status, &content);
             if let Some(info) = infos[i].take() {

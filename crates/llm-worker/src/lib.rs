@@ -24,7 +24,11 @@ pub use interceptor::{
     Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
 };
 pub use item::{to_messages, Item, ToolResultStatus};
+pub use loop_guard::LoopGuard;
 pub use responder::{AssistantResponse, Responder};
+pub use schema::Checked;
 pub use timeline::Timeline;
-pub use tool::{Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer, ToolServerError};
+pub use tool::{
+    ArgumentError, Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer, ToolServerError,
+};
 pub use worker::{Observer, TurnOutcome, TurnStatus, Worker, WorkerConfig, WorkerEvent};

@@ -75,26 +75,14 @@ impl LoopGuard {
             return None;
         }
         let earlier = &self.records[last];
-        Some((
-            format!(
-                "{REPEAT_NOTE} in this turn and was not run again; use that result, or \
-                 answer the person. The earlier result:]\n{}",
-                short(&earlier.content)
-            ),
-            earlier.status,
-        ))
+        Some((repeat_result(&earlier.content), earlier.status))
     }
 
     /// Records a call's result (also a repeated one, which keeps the original result).
     pub fn record(&mut self, key: String, status: ToolResultStatus, content: &str) {
-        let content = match self.repeat_of(&key) {
-            Some(_) if content.starts_with(REPEAT_NOTE) => self
-                .records
-                .iter()
-                .rev()
-                .find(|r| r.key == key)
-                .map(|r| r.content.clone())
-                .unwrap_or_default(),
+        let earlier = self.records.iter().rev().find(|r| r.key == key);
+        let content = match earlier {
+            Some(earlier) if content.starts_with(REPEAT_NOTE) => earlier.content.clone(),
             _ => content.to_owned(),
         };
         self.records.push(Record {
@@ -135,6 +123,16 @@ impl LoopGuard {
         }
         None
     }
+}
+
+/// What a call identical to an earlier one gets instead of running: a note saying so and
+/// the earlier result in short.
+pub fn repeat_result(earlier: &str) -> String {
+    format!(
+        "{REPEAT_NOTE} in this turn and was not run again; use that result, or answer the \
+         person. The earlier result:]\n{}",
+        short(earlier)
+    )
 }
 
 fn short(content: &str) -> String {

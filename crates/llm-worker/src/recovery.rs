@@ -15,10 +15,6 @@
 //! no native call and only for tools that were offered. Everything else stays text:
 //! JSON in prose, a config example, `{"name": "my-package", ...}`.
 
-use saki_llm_client::{
-    generate_call_id, BlockDelta, BlockMetadata, BlockStart, BlockStop, BlockType, DeltaContent,
-    Event, ResponseStatus, StopReason,
-};
 use serde_json::Value;
 
 /// Fence languages whose block may hold a call.
@@ -88,6 +84,35 @@ struct Region {
     body: (usize, usize),
     /// Where the region ends (after a closing tag or fence).
     end: usize,
+    closing: Closing,
+}
+
+/// Whether a region is finished, as far as the text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Closing {
+    /// Its closing tag or fence, or the end of its JSON value, has arrived.
+    Closed,
+    /// More may come.
+    Open,
+    /// A bare value that is not JSON at all; the region is its first line.
+    Invalid,
+}
+
+/// For a place that may hold a call and starts at `held`: where it ends, once it is
+/// clear that it holds none (it is complete and not a call, or not JSON). `None` while
+/// it is undecided or when it is a call.
+fn settle(text: &str, held: usize, offered: &[String]) -> Option<usize> {
+    let (start, region) = next_region(text, held)?;
+    if start != held {
+        return None;
+    }
+    match region.closing {
+        Closing::Open => None,
+        Closing::Invalid => Some(region.end),
+        Closing::Closed => parse_calls(&text[region.body.0..region.body.1], offered)
+            .is_none()
+            .then_some(region.end),
+    }
 }
 
 /// The next place at or after `from` where a call may be written, as (start, region).
@@ -108,15 +133,16 @@ fn next_region(text: &str, from: usize) -> Option<(usize, Region)> {
             } else if CALL_FENCES.contains(&lang.as_str()) {
                 let body_start = line_end;
                 let close = text[body_start..].find("```").map(|i| body_start + i);
-                let (body_end, end) = match close {
-                    Some(c) => (c, (c + 3).min(text.len())),
-                    None => (text.len(), text.len()),
+                let (body_end, end, closing) = match close {
+                    Some(c) => (c, (c + 3).min(text.len()), Closing::Closed),
+                    None => (text.len(), text.len(), Closing::Open),
                 };
                 return Some((
                     line_start,
                     Region {
                         body: (body_start, body_end),
                         end,
+                        closing,
                     },
                 ));
             } else {
@@ -126,26 +152,36 @@ fn next_region(text: &str, from: usize) -> Option<(usize, Region)> {
             if let Some(tag) = line.find(OPEN_TAG) {
                 let start = line_start + tag;
                 let body_start = start + OPEN_TAG.len();
-                let (body_end, end) = match text[body_start..].find(CLOSE_TAG) {
-                    Some(c) => (body_start + c, body_start + c + CLOSE_TAG.len()),
-                    None => (text.len(), text.len()),
+                let (body_end, end, closing) = match text[body_start..].find(CLOSE_TAG) {
+                    Some(c) => (
+                        body_start + c,
+                        body_start + c + CLOSE_TAG.len(),
+                        Closing::Closed,
+                    ),
+                    None => (text.len(), text.len(), Closing::Open),
                 };
                 return Some((
                     start,
                     Region {
                         body: (body_start, body_end),
                         end,
+                        closing,
                     },
                 ));
             }
             if trimmed.starts_with('{') || starts_list_of_objects(&text[line_start + indent..]) {
                 let start = line_start + indent;
-                let end = json_value_end(&text[start..]).map_or(line_end, |n| start + n);
+                let (end, closing) = match json_value_end(&text[start..]) {
+                    JsonEnd::Complete(n) => (start + n, Closing::Closed),
+                    JsonEnd::Incomplete => (line_end, Closing::Open),
+                    JsonEnd::Invalid => (line_end, Closing::Invalid),
+                };
                 return Some((
                     line_start,
                     Region {
                         body: (start, end),
                         end,
+                        closing,
                     },
                 ));
             }
@@ -161,12 +197,21 @@ fn starts_list_of_objects(text: &str) -> bool {
         .is_some_and(|rest| rest.trim_start().starts_with('{'))
 }
 
-/// Bytes taken by the JSON value at the start of `text`.
-fn json_value_end(text: &str) -> Option<usize> {
+enum JsonEnd {
+    /// Bytes taken by the value.
+    Complete(usize),
+    /// JSON so far, cut short.
+    Incomplete,
+    Invalid,
+}
+
+/// How much of `text` the JSON value at its start takes.
+fn json_value_end(text: &str) -> JsonEnd {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     match values.next() {
-        Some(Ok(_)) => Some(values.byte_offset()),
-        _ => None,
+        Some(Ok(_)) => JsonEnd::Complete(values.byte_offset()),
+        Some(Err(e)) if !e.is_eof() => JsonEnd::Invalid,
+        _ => JsonEnd::Incomplete,
     }
 }
 
@@ -211,283 +256,8 @@ fn call_of(value: &Value, offered: &[String]) -> Option<(String, String)> {
     Some((name.to_owned(), arguments.to_string()))
 }
 
-/// Where in a streaming text block the undecided part starts: bytes before it cannot
-/// belong to a call and may be shown; from it on the text is held until the block ends.
-/// Incremental: call again with the grown text.
-#[derive(Debug, Default)]
-struct Scanner {
-    /// Start of the first line not classified yet.
-    line_start: usize,
-    in_other_fence: bool,
-    /// Where a possible call starts; once set, everything after it is held.
-    held_from: Option<usize>,
-}
-
-impl Scanner {
-    /// Bytes of `text` that can be released.
-    fn safe_len(&mut self, text: &str) -> usize {
-        if let Some(held) = self.held_from {
-            return held;
-        }
-        loop {
-            let rest = &text[self.line_start..];
-            let Some(newline) = rest.find('\n') else {
-                // The last line is still growing.
-                return match self.undecided(rest) {
-                    Some(offset) => self.line_start + offset,
-                    None => text.len(),
-                };
-            };
-            let line = &rest[..=newline];
-            if let Some(offset) = self.classify_line(line) {
-                let held = self.line_start + offset;
-                self.held_from = Some(held);
-                return held;
-            }
-            self.line_start += newline + 1;
-        }
-    }
-
-    /// For a complete line: the offset where a call may start, else `None` (and the
-    /// fence state updated).
-    fn classify_line(&mut self, line: &str) -> Option<usize> {
-        let trimmed = line.trim_start();
-        if let Some(lang) = trimmed.strip_prefix("```") {
-            let lang = lang.trim().to_ascii_lowercase();
-            if self.in_other_fence {
-                self.in_other_fence = false;
-                return None;
-            }
-            if CALL_FENCES.contains(&lang.as_str()) {
-                return Some(0);
-            }
-            self.in_other_fence = true;
-            return None;
-        }
-        if self.in_other_fence {
-            return None;
-        }
-        if let Some(tag) = line.find(OPEN_TAG) {
-            return Some(tag);
-        }
-        let indent = line.len() - trimmed.len();
-        (trimmed.starts_with('{') || starts_list_of_objects(trimmed)).then_some(indent)
-    }
-
-    /// For the growing last line: the offset from which it must wait, if it could still
-    /// turn into the start of a call.
-    fn undecided(&self, line: &str) -> Option<usize> {
-        if self.in_other_fence {
-            return None;
-        }
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let could_start = trimmed.is_empty()
-            || trimmed.starts_with('{')
-            || trimmed.starts_with('[') && trimmed[1..].trim_start().is_empty()
-            || starts_list_of_objects(trimmed)
-            || "```".starts_with(trimmed)
-            || trimmed.starts_with("```");
-        if could_start {
-            return Some(indent);
-        }
-        // A tag may be arriving piece by piece: `<tool_` now, `call>` later.
-        if let Some(lt) = line.rfind('<') {
-            let tail = &line[lt..];
-            if OPEN_TAG.starts_with(tail) || tail.starts_with(OPEN_TAG) {
-                return Some(lt);
-            }
-        }
-        line.find(OPEN_TAG)
-    }
-}
-
-/// Holds back text that may be a call written as text, and turns recovered calls into
-/// tool-use blocks, between the client's event stream and the Timeline.
-#[derive(Debug, Default)]
-pub struct CallFilter {
-    /// Tools the request offered; empty turns the filter off.
-    offered: Vec<String>,
-    text_index: Option<usize>,
-    text: String,
-    released: usize,
-    scanner: Scanner,
-    /// The text block's stop, held with its undecided tail.
-    held_stop: Option<BlockStop>,
-    native_calls: bool,
-    next_index: usize,
-    recovered: Vec<String>,
-    /// The held text has a complete call and goes on with another: the model writes calls
-    /// about results it has not seen.
-    saturated: bool,
-}
-
-impl CallFilter {
-    /// A filter for one response to a request that offered `offered` (off when empty).
-    pub fn new(offered: Vec<String>) -> Self {
-        Self {
-            offered,
-            ..Self::default()
-        }
-    }
-
-    /// Ids of the calls recovered from text in this response.
-    pub fn recovered(&self) -> &[String] {
-        &self.recovered
-    }
-
-    /// Whether the held text has a complete call and starts another: a small model that
-    /// does that often goes on until its output limit, so the caller may stop reading and
-    /// [`finish`] (only the first call counts anyway, see [`recover`]).
-    ///
-    /// [`finish`]: CallFilter::finish
-    pub fn saturated(&self) -> bool {
-        self.saturated
-    }
-
-    /// Ends the response here, as if the server had finished it.
-    pub fn finish(&mut self, out: &mut Vec<Event>) {
-        self.push(
-            Event::Status(saki_llm_client::StatusEvent::new(ResponseStatus::Completed)),
-            out,
-        );
-    }
-
-    /// Feeds one event; what may be dispatched now goes to `out`, in order.
-    pub fn push(&mut self, event: Event, out: &mut Vec<Event>) {
-        if self.offered.is_empty() {
-            out.push(event);
-            return;
-        }
-        match &event {
-            Event::BlockStart(start) => {
-                self.next_index = self.next_index.max(start.index + 1);
-                if start.block_type == BlockType::ToolUse {
-                    self.native_calls = true;
-                }
-                self.release_all(out);
-                if start.block_type == BlockType::Text {
-                    self.text_index = Some(start.index);
-                }
-            }
-            Event::BlockDelta(BlockDelta {
-                index,
-                delta: DeltaContent::Text(piece),
-            }) if Some(*index) == self.text_index && self.held_stop.is_none() => {
-                self.text.push_str(piece);
-                let safe = self.scanner.safe_len(&self.text);
-                self.emit_text(safe, out);
-                if piece.contains('\n') && self.released < self.text.len() && !self.native_calls {
-                    self.saturated = writes_past_a_call(&self.text[self.released..], &self.offered);
-                }
-                return;
-            }
-            Event::BlockStop(stop) if Some(stop.index) == self.text_index => {
-                if self.released == self.text.len() {
-                    self.reset_text();
-                } else {
-                    self.held_stop = Some(stop.clone());
-                    return;
-                }
-            }
-            Event::BlockAbort(abort) if Some(abort.index) == self.text_index => {
-                let len = self.text.len();
-                self.emit_text(len, out);
-                self.reset_text();
-            }
-            Event::Status(status) if status.status.is_terminal() => {
-                let recoverable = matches!(
-                    status.status,
-                    ResponseStatus::Completed | ResponseStatus::Incomplete
-                );
-                if recoverable && !self.native_calls && self.try_recover(out) {
-                    let mut status = status.clone();
-                    status.stop_reason = Some(StopReason::ToolUse);
-                    out.push(Event::Status(status));
-                    return;
-                }
-                self.release_all(out);
-            }
-            _ => {}
-        }
-        out.push(event);
-    }
-
-    fn emit_text(&mut self, upto: usize, out: &mut Vec<Event>) {
-        if upto > self.released {
-            if let Some(index) = self.text_index {
-                out.push(Event::BlockDelta(BlockDelta {
-                    index,
-                    delta: DeltaContent::Text(self.text[self.released..upto].to_owned()),
-                }));
-            }
-            self.released = upto;
-        }
-    }
-
-    /// Shows whatever is held as the text it is, and closes its block if it ended.
-    fn release_all(&mut self, out: &mut Vec<Event>) {
-        let len = self.text.len();
-        self.emit_text(len, out);
-        if let Some(stop) = self.held_stop.take() {
-            out.push(Event::BlockStop(stop));
-            self.reset_text();
-        }
-    }
-
-    fn reset_text(&mut self) {
-        self.text_index = None;
-        self.text.clear();
-        self.released = 0;
-        self.scanner = Scanner::default();
-    }
-
-    /// At the end of a response without native calls: the held text as calls, if it is.
-    fn try_recover(&mut self, out: &mut Vec<Event>) -> bool {
-        let Some(found) = recover(&self.text[self.released..], &self.offered) else {
-            return false;
-        };
-        if let Some(index) = self.text_index {
-            if !found.text.is_empty() {
-                out.push(Event::BlockDelta(BlockDelta {
-                    index,
-                    delta: DeltaContent::Text(found.text),
-                }));
-            }
-            let stop = self.held_stop.take().unwrap_or(BlockStop {
-                index,
-                block_type: BlockType::Text,
-                stop_reason: None,
-            });
-            out.push(Event::BlockStop(stop));
-        }
-        for (name, arguments) in found.calls {
-            let id = generate_call_id();
-            let index = self.next_index;
-            self.next_index += 1;
-            out.push(Event::BlockStart(BlockStart {
-                index,
-                block_type: BlockType::ToolUse,
-                metadata: BlockMetadata::ToolUse {
-                    id: id.clone(),
-                    name,
-                },
-            }));
-            out.push(Event::BlockDelta(BlockDelta {
-                index,
-                delta: DeltaContent::InputJson(arguments),
-            }));
-            out.push(Event::BlockStop(BlockStop {
-                index,
-                block_type: BlockType::ToolUse,
-                stop_reason: None,
-            }));
-            self.recovered.push(id);
-        }
-        self.reset_text();
-        true
-    }
-}
+mod filter;
+pub use filter::CallFilter;
 
 #[cfg(test)]
 #[path = "recovery_tests.rs"]

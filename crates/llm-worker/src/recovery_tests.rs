@@ -1,5 +1,8 @@
 use super::*;
-use saki_llm_client::StatusEvent;
+use saki_llm_client::{
+    BlockDelta, BlockMetadata, BlockStart, BlockStop, BlockType, DeltaContent, Event,
+    ResponseStatus, StatusEvent, StopReason,
+};
 
 fn offered() -> Vec<String> {
     ["read_file", "edit", "ls"].map(String::from).to_vec()
@@ -190,12 +193,116 @@ fn plain_answers_and_other_code_stream_at_once() {
     assert!(tool_starts(&out).is_empty());
 }
 
+/// The text shown after each piece arrived, and everything the filter put out.
+fn steps(pieces: &[&str]) -> (Vec<String>, Vec<Event>) {
+    let mut f = CallFilter::new(offered());
+    let mut shown = Vec::new();
+    let mut all = Vec::new();
+    let events = text_events(pieces);
+    let deltas = 2..2 + pieces.len();
+    for (i, event) in events.into_iter().enumerate() {
+        f.push(event, &mut all);
+        if deltas.contains(&i) {
+            shown.push(all_text(&all));
+        }
+    }
+    (shown, all)
+}
+
 #[test]
-fn held_text_that_is_not_a_call_is_shown_whole_at_the_end() {
-    let (early, out, _) = filter(text_events(&["Config:\n", "{\"port\": ", "8080}\nok"]));
-    assert_eq!(early, "Config:\n");
-    assert_eq!(all_text(&out), "Config:\n{\"port\": 8080}\nok");
+fn held_text_that_is_not_a_call_is_shown_as_soon_as_that_is_clear() {
+    let (shown, out) = steps(&["Config:\n", "{\"port\": ", "8080}\nok"]);
+    assert_eq!(
+        shown,
+        ["Config:\n", "Config:\n", "Config:\n{\"port\": 8080}\nok"]
+    );
     assert!(tool_starts(&out).is_empty());
+
+    // A fenced block that is not a call is shown when its fence closes.
+    let (shown, out) = steps(&[
+        "Your package.json:\n```json\n{\"name\": \"my-package\",",
+        " \"version\": \"1.0.0\"}\n``",
+        "`\nThen run npm install.",
+    ]);
+    assert_eq!(shown[0], "Your package.json:\n");
+    assert_eq!(shown[1], "Your package.json:\n", "the fence is still open");
+    assert!(
+        shown[2].ends_with("```\nThen run npm install."),
+        "{}",
+        shown[2]
+    );
+    assert!(tool_starts(&out).is_empty());
+
+    // A brace that opens code, not JSON, is shown once the next line says so.
+    let (shown, _) = steps(&["{\n", "  let x = 1;\n", "}\nDone."]);
+    assert_eq!(
+        shown,
+        ["", "{\n  let x = 1;\n", "{\n  let x = 1;\n}\nDone."]
+    );
+
+    // Tags around something that is not a call.
+    let (shown, out) = steps(&["<tool_call>not js", "on</tool_call>\nsorry"]);
+    assert_eq!(shown, ["", "<tool_call>not json</tool_call>\nsorry"]);
+    assert!(tool_starts(&out).is_empty());
+}
+
+#[test]
+fn a_call_after_text_that_was_shown_early_is_still_recovered() {
+    let (shown, out) = steps(&[
+        "Config:\n{\"port\": 1}\n",
+        "<tool_call>{\"name\": \"ls\", \"arguments\": {}}</tool_call>",
+    ]);
+    assert_eq!(
+        shown,
+        ["Config:\n{\"port\": 1}\n", "Config:\n{\"port\": 1}\n"]
+    );
+    assert_eq!(tool_starts(&out), ["ls"]);
+    assert_eq!(all_text(&out), "Config:\n{\"port\": 1}\n");
+}
+
+#[test]
+fn a_fence_split_at_awkward_places_is_never_shown() {
+    let (shown, out) = steps(&[
+        "Let me check.\n``",
+        "`js",
+        "on\n{\"name\": \"read_file\", \"arg",
+        "uments\": {\"path\": \"a\"}}\n`",
+        "``",
+    ]);
+    assert!(shown.iter().all(|s| s == "Let me check.\n"), "{shown:?}");
+    assert_eq!(tool_starts(&out), ["read_file"]);
+    assert!(!all_text(&out).contains('`'));
+}
+
+#[test]
+fn a_failed_or_cancelled_response_never_shows_what_was_held() {
+    for status in [ResponseStatus::Failed, ResponseStatus::Cancelled] {
+        let mut events = text_events(&["Sure.\n<tool_call>{\"name\": \"read_"]);
+        events.truncate(3);
+        events.push(Event::BlockAbort(saki_llm_client::BlockAbort {
+            index: 0,
+            block_type: BlockType::Text,
+            reason: "boom".into(),
+        }));
+        events.push(Event::Status(StatusEvent::new(status)));
+        let (_, out, f) = filter(events);
+        assert_eq!(all_text(&out), "Sure.\n", "{status:?}");
+        assert!(tool_starts(&out).is_empty());
+        assert!(f.recovered().is_empty());
+    }
+    // The block had ended, the response failed after it.
+    let mut events = text_events(&["{\"name\": \"ls\", \"arguments\": {"]);
+    events.pop();
+    events.push(Event::Status(StatusEvent::new(ResponseStatus::Failed)));
+    let (_, out, _) = filter(events);
+    assert_eq!(all_text(&out), "");
+    assert_eq!(
+        out.iter()
+            .filter(|e| matches!(e, Event::BlockStop(_)))
+            .count(),
+        1,
+        "the block is still closed"
+    );
 }
 
 #[test]

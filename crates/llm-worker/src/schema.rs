@@ -21,6 +21,18 @@ pub struct Checked {
     pub notes: Vec<String>,
 }
 
+impl Checked {
+    /// A tool's result with the repairs said first, where the model reads them even when
+    /// the output is long.
+    pub fn annotate(&self, content: String) -> String {
+        if self.notes.is_empty() {
+            content
+        } else {
+            format!("[{}]\n{content}", self.notes.join("; "))
+        }
+    }
+}
+
 /// Checks `input` (the parsed arguments of an object-typed tool) against `schema`.
 pub fn check(schema: &Value, input: Value) -> Result<Checked, String> {
     let Value::Object(mut args) = input else {

@@ -2,6 +2,7 @@
 //! response (batch) it belongs to and where in that response it stands, so a tool that
 //! needs ordering can wait on its own; the Worker keeps no scheduling policy.
 
+use crate::schema::Checked;
 use saki_llm_client::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -72,6 +73,25 @@ pub enum ToolServerError {
     Duplicate(String),
 }
 
+/// Why a call's arguments cannot be used; the message is what the model reads instead of
+/// a result, so it can retry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentError {
+    #[error("invalid JSON arguments for `{name}`: {error}. The arguments were: {arguments}")]
+    InvalidJson {
+        name: String,
+        arguments: String,
+        error: String,
+    },
+    #[error("unknown tool `{name}`; available tools: {available}")]
+    UnknownTool { name: String, available: String },
+    #[error("invalid arguments for `{name}`: expected a JSON object, got {arguments}")]
+    NotAnObject { name: String, arguments: String },
+    /// A field the schema requires is missing or of a type no lossless coercion fits.
+    #[error("invalid arguments for `{name}`: {problem}")]
+    Schema { name: String, problem: String },
+}
+
 /// The set of tools offered to the model, listed by [`Tool::rank`] then name, so the tool
 /// list (and so the request prefix) is byte-stable.
 #[derive(Clone, Default)]
@@ -123,6 +143,36 @@ impl ToolServer {
                 input_schema: t.input_schema(),
             })
             .collect()
+    }
+
+    /// Parses a call's arguments and checks them against the tool's schema (see
+    /// [`crate::schema`]): the repaired input and what was repaired, or why the call
+    /// cannot run. Every loop that runs calls goes through here, so the model meets the
+    /// same repairs everywhere.
+    pub fn check_arguments(&self, name: &str, arguments: &str) -> Result<Checked, ArgumentError> {
+        let input = serde_json::from_str::<serde_json::Value>(arguments).map_err(|e| {
+            ArgumentError::InvalidJson {
+                name: name.to_owned(),
+                arguments: arguments.to_owned(),
+                error: e.to_string(),
+            }
+        })?;
+        let Some(tool) = self.get(name) else {
+            return Err(ArgumentError::UnknownTool {
+                name: name.to_owned(),
+                available: self.names().join(", "),
+            });
+        };
+        if !input.is_object() {
+            return Err(ArgumentError::NotAnObject {
+                name: name.to_owned(),
+                arguments: arguments.to_owned(),
+            });
+        }
+        crate::schema::check(&tool.input_schema(), input).map_err(|problem| ArgumentError::Schema {
+            name: name.to_owned(),
+            problem,
+        })
     }
 
     pub async fn call_tool(

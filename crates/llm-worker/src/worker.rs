@@ -376,24 +376,30 @@ impl Worker {
     }
 
     /// One model request, tried again where a local server's failure is worth it: once
-    /// as it was, then once with tool choice "none" (see [`recoverable`]).
+    /// as it was, then once with tool choice "none" (see [`recoverable`]). Sampled
+    /// greedily (temperature 0) the same request gives the same output, so only the
+    /// second form is tried.
     async fn respond(
         &mut self,
         request: &Request,
         cancel: &CancellationToken,
     ) -> Result<AssistantResponse, ClientError> {
+        // Decided by the request as built: a tool choice "none" set below only keeps the
+        // server's parser out, and a call the model then writes as text is still one.
+        self.responder.set_recovery(
+            self.config.tool_call_recovery && request.tool_choice == ToolChoice::Auto,
+        );
+        let greedy = request.temperature == Some(0.0);
+        let retries = if greedy { 1 } else { 2 };
         let mut request = request.clone();
         let mut attempt = 0;
         loop {
-            self.responder.set_recovery(
-                self.config.tool_call_recovery && request.tool_choice == ToolChoice::Auto,
-            );
             let result = self
                 .responder
                 .respond(&self.client, &request, cancel.clone())
                 .await;
             let reason = match &result {
-                _ if cancel.is_cancelled() || attempt >= 2 => None,
+                _ if cancel.is_cancelled() || attempt >= retries => None,
                 Ok(response) => recoverable(response),
                 Err(e) => parser_failure(&e.to_string()),
             };
@@ -401,7 +407,7 @@ impl Worker {
                 return result;
             };
             attempt += 1;
-            if attempt == 2 {
+            if attempt == retries {
                 // Without the tool grammar the server cannot fail to parse a call.
                 request.tool_choice = ToolChoice::None;
             }

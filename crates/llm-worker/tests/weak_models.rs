@@ -42,7 +42,24 @@ struct Run {
     events: Arc<Mutex<Vec<WorkerEvent>>>,
 }
 
+/// Every text delta the Timeline dispatched, as a front end would print it.
+#[derive(Clone, Default)]
+struct Shown(Arc<Mutex<String>>);
+
+impl Handler<TextBlockKind> for Shown {
+    type Scope = ();
+    fn on_event(&mut self, _: &mut (), event: &TextBlockEvent) {
+        if let TextBlockEvent::Delta(text) = event {
+            self.0.lock().unwrap().push_str(text);
+        }
+    }
+}
+
 fn run() -> Run {
+    run_with(|_| {})
+}
+
+fn run_with(configure: impl FnOnce(&mut WorkerConfig)) -> Run {
     let server = MockServer::start().unwrap();
     let client = Client::new(ClientConfig::new(WireApi::Chat, server.openai_url())).unwrap();
     let ran = Arc::new(Mutex::new(Vec::new()));
@@ -51,6 +68,7 @@ fn run() -> Run {
     let mut config = WorkerConfig::new("qwen");
     config.tool_call_recovery = true;
     config.max_turns = 12;
+    configure(&mut config);
     let mut worker = Worker::new(client, Arc::new(tools), config);
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
@@ -308,4 +326,129 @@ async fn a_parser_failure_before_the_stream_is_retried_by_the_worker_alone() {
         2,
         "no transport retries with backoff"
     );
+}
+
+#[tokio::test]
+async fn identical_calls_in_one_response_run_once() {
+    let mut r = run();
+    r.server.push(
+        Turn::new()
+            .with_tool_call("c1", "read_file", r#"{"path": "NOTE.txt"}"#)
+            .with_tool_call(
+                "c2",
+                "read_file",
+                r#"{"type": "object", "path": "NOTE.txt"}"#,
+            ),
+    );
+    r.server.push(Turn::text("MANGO"));
+    r.turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "the same call after repair");
+    let results: Vec<String> = r
+        .worker
+        .history()
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "every call has its result");
+    assert!(results[0].contains("The secret word"));
+    assert!(
+        results[1].contains("identical") && results[1].contains("The secret word"),
+        "{}",
+        results[1]
+    );
+}
+
+#[tokio::test]
+async fn without_the_servers_parser_a_call_written_as_text_still_runs() {
+    let mut r = run();
+    r.server.push(parser_failure());
+    r.server.push(parser_failure());
+    r.server
+        .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(
+        matches!(outcome.status, TurnStatus::Completed { .. }),
+        "{outcome:?}"
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[2].body["tool_choice"], "none");
+    assert!(
+        requests[3].body.get("tool_choice").is_none(),
+        "the next request offers tools again"
+    );
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "the recovered call ran");
+    assert!(r
+        .events()
+        .iter()
+        .any(|e| matches!(e, WorkerEvent::CallsRecovered(ids) if ids.len() == 1)));
+}
+
+#[tokio::test]
+async fn greedy_sampling_goes_straight_to_the_request_without_tool_calls() {
+    let mut r = run_with(|c| c.temperature = Some(0.0));
+    r.server.push(parser_failure());
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[1].body["tool_choice"], "none",
+        "the same greedy request would fail the same way"
+    );
+    // A second failure is the turn's.
+    let mut r = run_with(|c| c.temperature = Some(0.0));
+    r.server.push(parser_failure());
+    r.server.push(parser_failure());
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Failed { .. }));
+    assert_eq!(r.server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn an_older_llama_cpp_error_field_is_a_failure_worth_a_retry() {
+    let mut r = run();
+    r.server.push(Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me\"}}]}\n\n\
+         error: {\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}\n\n\
+         data: [DONE]\n\n",
+    ));
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(
+        matches!(outcome.status, TurnStatus::Completed { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(r.server.requests().len(), 2);
+    assert!(
+        !r.worker
+            .history()
+            .iter()
+            .any(|i| matches!(i, Item::AssistantText { text } if text.contains("Let me"))),
+        "the failed attempt's text is not the answer"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_attempt_never_shows_the_call_it_was_writing() {
+    let mut r = run();
+    let shown = Shown::default();
+    r.worker.timeline_mut().on_text_block(shown.clone());
+    r.server.push(Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"<tool_call>\\n{\\\"name\\\": \\\"read_\"}}]}\n\n\
+         data: {\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}}\n\n",
+    ));
+    r.server
+        .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.turn().await;
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert_eq!(r.ran.lock().unwrap().len(), 1);
+    let shown = shown.0.lock().unwrap().clone();
+    assert_eq!(shown, "The word is MANGO.", "nothing of a call was printed");
 }

@@ -139,7 +139,7 @@ async fn batches_carry_context_and_results_go_back_in_call_order() {
             Turn::new()
                 .with_tool_call("c1", "alpha", "{}")
                 .with_tool_call("c2", "beta", "{}")
-                .with_tool_call("c3", "alpha", "{}"),
+                .with_tool_call("c3", "alpha", r#"{"again": true}"#),
         );
         s.server
             .push(Turn::new().with_tool_call("c4", "beta", "{}"));
