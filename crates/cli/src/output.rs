@@ -306,7 +306,11 @@ impl PlainPrinter {
             }
             WorkerEvent::LoopDetected { reason } => {
                 self.finish_line();
-                eprintln!("warning: {reason}; the model is asked to answer in text");
+                // The reason names a tool the model chose, maybe one that does not exist.
+                eprintln!(
+                    "warning: {}; the model is asked to answer in text",
+                    sanitize(reason)
+                );
             }
             WorkerEvent::Retrying { reason } => {
                 self.finish_line();

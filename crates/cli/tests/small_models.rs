@@ -1,0 +1,169 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki exec` against the failure shapes of small local models: calls written as text,
+//! a turn that repeats itself, a local server that cannot parse the model's output.
+
+mod common;
+
+use common::{env_with, events as json_lines};
+use saki_testkit::{MockServer, Reply, Turn};
+
+#[test]
+fn a_call_written_as_text_runs_and_is_marked_recovered() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text(
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\", \"type\": \"object\"}}\n</tool_call>",
+    ));
+    server.push(Turn::text("The word is MANGO."));
+    let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("What is the word?")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = json_lines(&out);
+    let call = events
+        .iter()
+        .find(|e| e["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["recovered"], true);
+    assert_eq!(call["item"]["name"], "read_file");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["item"]["status"], "success");
+    assert!(result["item"]["output"].as_str().unwrap().contains("MANGO"));
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "item.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert!(
+        !text.contains("tool_call"),
+        "the call was never shown: {text}"
+    );
+    // Off in config: the text stays text.
+    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
+    std::fs::write(
+        e.home.path().join("config/saki/config.toml"),
+        "[providers.llamacpp]\ntool_call_recovery = \"off\"\n",
+    )
+    .unwrap();
+    server.push(Turn::text(
+        "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
+    ));
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("What is the word?")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!json_lines(&out)
+        .iter()
+        .any(|e| e["item"]["kind"] == "tool_call"));
+}
+
+#[test]
+fn a_loop_is_a_warning_in_plain_mode_and_an_event_in_json() {
+    let call = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}";
+    let server = MockServer::start().unwrap();
+    let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
+    for json in [false, true] {
+        for _ in 0..3 {
+            server.push(Turn::text(call));
+        }
+        server.push(Turn::text("The word is MANGO."));
+        let mut cmd = e.saki();
+        cmd.args(["exec", "--provider", "llamacpp", "--base-url"])
+            .arg(server.openai_url());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd
+            .arg("What is the word?")
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        if json {
+            let events = json_lines(&out.stdout);
+            let found = events
+                .iter()
+                .find(|e| e["type"] == "loop_detected")
+                .expect("a loop_detected event");
+            assert!(
+                found["message"].as_str().unwrap().contains("three times"),
+                "{found}"
+            );
+            let done = events.last().unwrap();
+            assert_eq!(done["type"], "turn.completed");
+            assert_eq!(done["requests"], 4, "not --max-turns");
+        } else {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("warning: `read_file` was called three times"),
+                "{stderr}"
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "The word is MANGO.\n");
+        }
+    }
+}
+
+#[test]
+fn a_tool_name_the_model_made_up_is_sanitised_in_the_loop_warning() {
+    let server = MockServer::start().unwrap();
+    for id in ["c1", "c2"] {
+        server.push(Turn::new().with_tool_call(id, "x\u{1b}[2Jy", "{}"));
+    }
+    server.push(Turn::text("sorry"));
+    let e = env_with(&[]);
+    let out = e
+        .saki()
+        .args(["exec", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("go")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the same failing `x\u{241B}[2Jy` call was made twice"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}
+
+#[test]
+fn a_local_server_parser_failure_is_tried_again_with_an_alert() {
+    let server = MockServer::start().unwrap();
+    server.push(Reply::raw_sse(
+        "data: {\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}}\n\n",
+    ));
+    server.push(Turn::text("The word is MANGO."));
+    let e = env_with(&[]);
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .arg("What is the word?")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = json_lines(&out);
+    let alert = events.iter().find(|e| e["type"] == "alert").unwrap();
+    assert_eq!(alert["level"], "warn");
+    assert!(alert["message"].as_str().unwrap().contains("peg-native"));
+    assert_eq!(events.last().unwrap()["type"], "turn.completed");
+}
