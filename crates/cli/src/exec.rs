@@ -360,12 +360,13 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         .fast_model
         .clone()
         .unwrap_or(resolved.model.clone());
-    let speculator = saki_followup::Speculator::new(
+    let mut speculator = saki_followup::Speculator::new(
         worker.client().clone(),
         model,
         args.run.approval,
         workspace,
     );
+    speculator.tool_call_recovery = resolved.tool_call_recovery;
     let follow_ups = FollowUps {
         count: args.follow_ups,
         speculator,

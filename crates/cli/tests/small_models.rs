@@ -16,15 +16,8 @@ fn a_call_written_as_text_runs_and_is_marked_recovered() {
     server.push(Turn::text("The word is MANGO."));
     let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
     let out = e
-        .saki()
-        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
-        .arg(server.openai_url())
-        .arg("What is the word?")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
+        .stdout;
     let events = json_lines(&out);
     let call = events
         .iter()
@@ -58,15 +51,8 @@ fn a_call_written_as_text_runs_and_is_marked_recovered() {
         "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
     ));
     let out = e
-        .saki()
-        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
-        .arg(server.openai_url())
-        .arg("What is the word?")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
+        .stdout;
     assert!(!json_lines(&out)
         .iter()
         .any(|e| e["item"]["kind"] == "tool_call"));
@@ -82,18 +68,8 @@ fn a_loop_is_a_warning_in_plain_mode_and_an_event_in_json() {
             server.push(Turn::text(call));
         }
         server.push(Turn::text("The word is MANGO."));
-        let mut cmd = e.saki();
-        cmd.args(["exec", "--provider", "llamacpp", "--base-url"])
-            .arg(server.openai_url());
-        if json {
-            cmd.arg("--json");
-        }
-        let out = cmd
-            .arg("What is the word?")
-            .assert()
-            .success()
-            .get_output()
-            .clone();
+        let extra: &[&str] = if json { &["--json"] } else { &[] };
+        let out = e.exec_llamacpp(&server.openai_url(), extra, "What is the word?");
         if json {
             let events = json_lines(&out.stdout);
             let found = events
@@ -126,15 +102,7 @@ fn a_tool_name_the_model_made_up_is_sanitised_in_the_loop_warning() {
     }
     server.push(Turn::text("sorry"));
     let e = env_with(&[]);
-    let out = e
-        .saki()
-        .args(["exec", "--provider", "llamacpp", "--base-url"])
-        .arg(server.openai_url())
-        .arg("go")
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = e.exec_llamacpp(&server.openai_url(), &[], "go");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("the same failing `x\u{241B}[2Jy` call was made twice"),
@@ -152,15 +120,8 @@ fn a_local_server_parser_failure_is_tried_again_with_an_alert() {
     server.push(Turn::text("The word is MANGO."));
     let e = env_with(&[]);
     let out = e
-        .saki()
-        .args(["exec", "--json", "--provider", "llamacpp", "--base-url"])
-        .arg(server.openai_url())
-        .arg("What is the word?")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+        .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
+        .stdout;
     let events = json_lines(&out);
     let alert = events.iter().find(|e| e["type"] == "alert").unwrap();
     assert_eq!(alert["level"], "warn");

@@ -62,7 +62,8 @@ impl ToolGate {
         self.mode
     }
 
-    /// Decides one call; `input_json` is the call's arguments as the model wrote them.
+    /// Decides one call; `input_json` is the call's arguments as the model wrote them,
+    /// or as the schema check repaired them.
     /// Arguments the gate cannot read are a boundary: it cannot tell where they lead.
     pub fn check(&self, name: &str, input_json: &str) -> GateDecision {
         let verdict = match serde_json::from_str::<Value>(input_json) {

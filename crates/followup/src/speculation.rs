@@ -8,7 +8,10 @@ use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
 use crate::suggestion::SuppressReason;
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
-use saki_llm_worker::{Item, Responder, ToolExecutionContext, ToolResultStatus, ToolServer};
+use saki_llm_worker::loop_guard::call_key;
+use saki_llm_worker::{
+    ArgumentError, Item, LoopGuard, Responder, ToolExecutionContext, ToolResultStatus, ToolServer,
+};
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -163,6 +166,8 @@ pub struct Speculator {
     pub workspace: Arc<Workspace>,
     /// Where overlays are created (default: [`crate::overlay::default_base`]).
     pub overlay_base: std::path::PathBuf,
+    /// Run tool calls the model writes as text, as the main loop does (default off).
+    pub tool_call_recovery: bool,
 }
 
 enum Step {
@@ -183,6 +188,7 @@ impl Speculator {
             mode,
             workspace,
             overlay_base: crate::overlay::default_base(),
+            tool_call_recovery: false,
         }
     }
 
@@ -247,6 +253,8 @@ impl Speculator {
         cancel: &CancellationToken,
     ) -> (SpeculationStatus, Option<String>) {
         let mut responder = Responder::new();
+        responder.set_recovery(self.tool_call_recovery);
+        let mut guard = LoopGuard::new();
         for turn in 0..MAX_SPECULATION_TURNS {
             let request = params.fork_request(&self.model, items);
             let response = match responder
@@ -269,7 +277,7 @@ impl Speculator {
                 }
             }
             let step = self
-                .respond_step(&response.content, turn, items, gate, tools)
+                .respond_step(&response.content, turn, items, (gate, tools), &mut guard)
                 .await;
             if let Step::Stop(status, reason) = step {
                 return (status, reason);
@@ -285,13 +293,16 @@ impl Speculator {
 
     /// Appends one response and runs its calls in order through the gate. At a boundary
     /// the calls already run stay (paired by index), the rest leave the model message.
+    /// Arguments are checked against the schema and repeats answered by the loop guard as
+    /// in the main loop; a speculation that loops stops at a boundary, where the
+    /// suggestion runs as a normal turn with the main loop's own guard.
     async fn respond_step(
         &self,
         content: &[ContentPart],
         turn: usize,
         items: &mut Vec<Item>,
-        gate: &ToolGate,
-        tools: &ToolServer,
+        (gate, tools): (&ToolGate, &ToolServer),
+        guard: &mut LoopGuard,
     ) -> Step {
         let mut message = Vec::new();
         let mut calls = Vec::new();
@@ -342,7 +353,32 @@ impl Speculator {
             else {
                 continue;
             };
-            match gate.check(name, arguments) {
+            let checked = match tools.check_arguments(name, arguments) {
+                Ok(checked) => Some(checked),
+                // The gate judges these itself: it cannot tell where arguments it cannot
+                // read lead, and an unknown tool is not known to be safe to run ahead.
+                Err(
+                    ArgumentError::InvalidJson { .. }
+                    | ArgumentError::UnknownTool { .. }
+                    | ArgumentError::NotAnObject { .. },
+                ) => None,
+                Err(e @ ArgumentError::Schema { .. }) => {
+                    let content = e.to_string();
+                    guard.record(call_key(name, arguments), ToolResultStatus::Error, &content);
+                    results.push(result_item(name, content, ToolResultStatus::Error, ctx));
+                    continue;
+                }
+            };
+            let input = checked
+                .as_ref()
+                .map_or_else(|| arguments.clone(), |c| c.input.to_string());
+            let key = call_key(name, &input);
+            if let Some((content, status)) = guard.repeat_of(&key) {
+                guard.record(key, status, &content);
+                results.push(result_item(name, content, status, ctx));
+                continue;
+            }
+            match gate.check(name, &input) {
                 GateDecision::Boundary { reason } => {
                     boundary = Some((index, reason));
                     break;
@@ -355,12 +391,12 @@ impl Speculator {
                         },
                         None => (format!("unknown tool `{name}`"), ToolResultStatus::Error),
                     };
-                    results.push(Item::ToolResult {
-                        name: name.clone(),
-                        content,
-                        status,
-                        ctx: ctx.clone(),
-                    });
+                    let content = match &checked {
+                        Some(checked) => checked.annotate(content),
+                        None => content,
+                    };
+                    guard.record(key, status, &content);
+                    results.push(result_item(name, content, status, ctx));
                 }
             }
         }
@@ -379,6 +415,26 @@ impl Speculator {
         }
         items.extend(message);
         items.extend(results);
-        Step::Continue
+        match guard.stop_reason() {
+            Some(reason) => Step::Stop(
+                SpeculationStatus::Boundary,
+                Some(format!("the speculation repeats itself: {reason}")),
+            ),
+            None => Step::Continue,
+        }
+    }
+}
+
+fn result_item(
+    name: &str,
+    content: String,
+    status: ToolResultStatus,
+    ctx: &ToolExecutionContext,
+) -> Item {
+    Item::ToolResult {
+        name: name.to_owned(),
+        content,
+        status,
+        ctx: ctx.clone(),
     }
 }

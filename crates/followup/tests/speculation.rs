@@ -357,3 +357,104 @@ async fn a_server_without_structured_output_gets_a_plain_suggestion_request() {
     assert!(requests[0].body.get("response_format").is_some());
     assert!(requests[1].body.get("response_format").is_none());
 }
+
+/// Speculates "read the readme" in default mode.
+async fn read_the_readme(f: &Fixture, recovery: bool) -> Speculation {
+    let mut speculator = f.speculator(ApprovalMode::Default);
+    speculator.tool_call_recovery = recovery;
+    speculator
+        .run(&f.params(), "read the readme", CancellationToken::new())
+        .await
+}
+
+fn assert_completed(spec: &Speculation) {
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.reason
+    );
+}
+
+fn results_of(spec: &Speculation) -> Vec<(String, ToolResultStatus)> {
+    spec.items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult {
+                content, status, ..
+            } => Some((content.clone(), *status)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_written_as_text_runs_in_a_speculation_as_in_the_main_loop() {
+    for recovery in [true, false] {
+        let f = fixture();
+        f.server.push(Turn::text(
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n</tool_call>",
+        ));
+        f.server.push(Turn::text("It is a demo."));
+        let spec = read_the_readme(&f, recovery).await;
+        assert_completed(&spec);
+        let results = results_of(&spec);
+        if recovery {
+            assert_eq!(results.len(), 1);
+            assert!(results[0].0.contains("# demo"), "{results:?}");
+            assert_eq!(spec.answer(), "It is a demo.");
+        } else {
+            assert!(results.is_empty());
+            assert!(spec.answer().contains("<tool_call>"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn arguments_are_repaired_or_refused_before_the_gate() {
+    let f = fixture();
+    f.server.push(call(
+        "c1",
+        "read_file",
+        json!({"path": "README.md", "type": "object", "limit": "5"}),
+    ));
+    f.server
+        .push(call("c2", "read_file", json!({"file": "README.md"})));
+    f.server.push(Turn::text("done"));
+    let spec = read_the_readme(&f, false).await;
+    assert_completed(&spec);
+    let results = results_of(&spec);
+    assert_eq!(results[0].1, ToolResultStatus::Success);
+    assert!(
+        results[0].0.contains("ignored unknown argument `type`") && results[0].0.contains("# demo"),
+        "{}",
+        results[0].0
+    );
+    assert_eq!(results[1].1, ToolResultStatus::Error);
+    assert!(
+        results[1].0.contains("missing required argument `path`"),
+        "{}",
+        results[1].0
+    );
+}
+
+#[tokio::test]
+async fn a_speculation_that_repeats_itself_stops_at_a_boundary() {
+    let f = fixture();
+    for id in ["c1", "c2", "c3", "c4"] {
+        f.server
+            .push(call(id, "read_file", json!({"path": "README.md"})));
+    }
+    let spec = read_the_readme(&f, false).await;
+    assert_eq!(spec.status, SpeculationStatus::Boundary);
+    assert!(
+        spec.reason.as_deref().unwrap().contains("three times"),
+        "{:?}",
+        spec.reason
+    );
+    let results = results_of(&spec);
+    assert_eq!(results.len(), 3, "no fourth request");
+    assert!(results[1].0.contains("identical") && results[2].0.contains("identical"));
+    ensure_tool_result_pairing(&spec.items).unwrap();
+    assert_eq!(f.server.requests().len(), 3);
+}

@@ -190,3 +190,53 @@ impl ToolServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ranked(&'static str, u32);
+
+    #[async_trait::async_trait]
+    impl Tool for Ranked {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn rank(&self) -> u32 {
+            self.1
+        }
+        async fn execute(&self, _: &str, _: ToolExecutionContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    #[test]
+    fn tools_are_listed_by_rank_then_name_whatever_the_registration_order() {
+        let tools = [
+            ("zeta", u32::MAX),
+            ("edit", 5),
+            ("alpha", u32::MAX),
+            ("read_file", 0),
+            ("grep", 3),
+        ];
+        let mut forward = ToolServer::new();
+        let mut backward = ToolServer::new();
+        for (name, rank) in tools {
+            forward.register(Arc::new(Ranked(name, rank))).unwrap();
+        }
+        for (name, rank) in tools.into_iter().rev() {
+            backward.register(Arc::new(Ranked(name, rank))).unwrap();
+        }
+        assert_eq!(
+            forward.names(),
+            ["read_file", "grep", "edit", "alpha", "zeta"]
+        );
+        assert_eq!(forward.definitions(), backward.definitions());
+    }
+}

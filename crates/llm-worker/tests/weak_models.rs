@@ -92,8 +92,30 @@ impl Run {
             .unwrap()
     }
 
+    /// Runs the turn, which must complete.
+    async fn completed_turn(&mut self) -> TurnOutcome {
+        let outcome = self.turn().await;
+        assert!(
+            matches!(outcome.status, TurnStatus::Completed { .. }),
+            "{outcome:?}"
+        );
+        outcome
+    }
+
     fn events(&self) -> Vec<WorkerEvent> {
         self.events.lock().unwrap().clone()
+    }
+
+    /// The tool results in history, in order.
+    fn results(&self) -> Vec<String> {
+        self.worker
+            .history()
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -161,15 +183,7 @@ async fn junk_argument_keys_are_dropped_and_the_model_is_told() {
         r.ran.lock().unwrap()[0],
         json!({"path": "NOTE.txt", "limit": 5})
     );
-    let result = r
-        .worker
-        .history()
-        .iter()
-        .find_map(|i| match i {
-            Item::ToolResult { content, .. } => Some(content.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let result = r.results()[0].clone();
     assert!(
         result.contains("ignored unknown argument `type`"),
         "{result}"
@@ -210,8 +224,7 @@ async fn a_repeated_call_never_burns_the_turn_limit() {
         r.server.push(Turn::text(CALL));
     }
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    let outcome = r.completed_turn().await;
     assert_eq!(outcome.requests, 4, "three calls, then an answer in text");
     assert_eq!(
         r.ran.lock().unwrap().len(),
@@ -259,11 +272,7 @@ async fn a_parser_failure_is_retried_then_sent_without_tool_calls() {
     let mut r = run();
     r.server.push(parser_failure());
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(
-        matches!(outcome.status, TurnStatus::Completed { .. }),
-        "{outcome:?}"
-    );
+    r.completed_turn().await;
     let requests = r.server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].body, requests[1].body, "the same request again");
@@ -279,20 +288,26 @@ async fn a_parser_failure_is_retried_then_sent_without_tool_calls() {
     r.server.push(parser_failure());
     r.server.push(parser_failure());
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    r.completed_turn().await;
     let requests = r.server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[2].body["tool_choice"], "none");
 
     // A third failure is the turn's.
-    let mut r = run();
-    for _ in 0..3 {
+    failures_fail_the_turn(run(), 3).await;
+}
+
+/// `n` parser failures in a row fail the turn, with no request more.
+async fn failures_fail_the_turn(mut r: Run, n: usize) {
+    for _ in 0..n {
         r.server.push(parser_failure());
     }
     let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Failed { .. }));
-    assert_eq!(r.server.requests().len(), 3);
+    assert!(
+        matches!(outcome.status, TurnStatus::Failed { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(r.server.requests().len(), n);
 }
 
 #[tokio::test]
@@ -300,8 +315,7 @@ async fn an_empty_response_is_retried_once() {
     let mut r = run();
     r.server.push(Turn::new());
     r.server.push(Turn::text("MANGO"));
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    r.completed_turn().await;
     assert_eq!(r.server.requests().len(), 2);
     assert!(
         matches!(r.worker.history().last(), Some(Item::AssistantText { text }) if text == "MANGO")
@@ -316,11 +330,7 @@ async fn a_parser_failure_before_the_stream_is_retried_by_the_worker_alone() {
         r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON"}}"#,
     ));
     r.server.push(Turn::text("MANGO"));
-    let outcome = r.turn().await;
-    assert!(
-        matches!(outcome.status, TurnStatus::Completed { .. }),
-        "{outcome:?}"
-    );
+    r.completed_turn().await;
     assert_eq!(
         r.server.requests().len(),
         2,
@@ -343,15 +353,7 @@ async fn identical_calls_in_one_response_run_once() {
     r.server.push(Turn::text("MANGO"));
     r.turn().await;
     assert_eq!(r.ran.lock().unwrap().len(), 1, "the same call after repair");
-    let results: Vec<String> = r
-        .worker
-        .history()
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolResult { content, .. } => Some(content.clone()),
-            _ => None,
-        })
-        .collect();
+    let results = r.results();
     assert_eq!(results.len(), 2, "every call has its result");
     assert!(results[0].contains("The secret word"));
     assert!(
@@ -369,11 +371,7 @@ async fn without_the_servers_parser_a_call_written_as_text_still_runs() {
     r.server
         .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(
-        matches!(outcome.status, TurnStatus::Completed { .. }),
-        "{outcome:?}"
-    );
+    r.completed_turn().await;
     let requests = r.server.requests();
     assert_eq!(requests.len(), 4);
     assert_eq!(requests[2].body["tool_choice"], "none");
@@ -393,8 +391,7 @@ async fn greedy_sampling_goes_straight_to_the_request_without_tool_calls() {
     let mut r = run_with(|c| c.temperature = Some(0.0));
     r.server.push(parser_failure());
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    r.completed_turn().await;
     let requests = r.server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
@@ -402,12 +399,7 @@ async fn greedy_sampling_goes_straight_to_the_request_without_tool_calls() {
         "the same greedy request would fail the same way"
     );
     // A second failure is the turn's.
-    let mut r = run_with(|c| c.temperature = Some(0.0));
-    r.server.push(parser_failure());
-    r.server.push(parser_failure());
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Failed { .. }));
-    assert_eq!(r.server.requests().len(), 2);
+    failures_fail_the_turn(run_with(|c| c.temperature = Some(0.0)), 2).await;
 }
 
 #[tokio::test]
@@ -419,11 +411,7 @@ async fn an_older_llama_cpp_error_field_is_a_failure_worth_a_retry() {
          data: [DONE]\n\n",
     ));
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(
-        matches!(outcome.status, TurnStatus::Completed { .. }),
-        "{outcome:?}"
-    );
+    r.completed_turn().await;
     assert_eq!(r.server.requests().len(), 2);
     assert!(
         !r.worker
@@ -446,8 +434,7 @@ async fn a_failed_attempt_never_shows_the_call_it_was_writing() {
     r.server
         .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
     r.server.push(Turn::text("The word is MANGO."));
-    let outcome = r.turn().await;
-    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    r.completed_turn().await;
     assert_eq!(r.ran.lock().unwrap().len(), 1);
     let shown = shown.0.lock().unwrap().clone();
     assert_eq!(shown, "The word is MANGO.", "nothing of a call was printed");

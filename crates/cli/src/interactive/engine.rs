@@ -343,12 +343,13 @@ impl Engine {
             .fast_model
             .clone()
             .unwrap_or_else(|| self.worker.model().to_owned());
-        let speculator = Speculator::new(
+        let mut speculator = Speculator::new(
             self.worker.client().clone(),
             model.clone(),
             self.mode.get(),
             self.workspace.clone(),
         );
+        speculator.tool_call_recovery = self.resolved.tool_call_recovery;
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let ui = self.ui.clone();

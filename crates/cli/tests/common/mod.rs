@@ -34,6 +34,18 @@ impl Env {
         assert_cmd::Command::from_std(self.cmd())
     }
 
+    /// `saki exec --provider llamacpp --base-url URL [extra...] PROMPT`, which must succeed.
+    pub fn exec_llamacpp(&self, url: &str, extra: &[&str], prompt: &str) -> std::process::Output {
+        self.saki()
+            .args(["exec", "--provider", "llamacpp", "--base-url", url])
+            .args(extra)
+            .arg(prompt)
+            .assert()
+            .success()
+            .get_output()
+            .clone()
+    }
+
     pub fn session_files(&self) -> Vec<std::path::PathBuf> {
         let dir = self.home.path().join(".local/share/saki/sessions");
         std::fs::read_dir(dir)
