@@ -381,3 +381,41 @@ async fn servers_not_known_to_cache_prompts_are_not_prewarmed() {
     h.until(turn_finished).await;
     assert_eq!(server.requests().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_and_a_retried_server_failure_are_alerts() {
+    let server = MockServer::start().unwrap();
+    server.push(saki_testkit::Reply::raw_sse(
+        "data: {\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}}\n\n",
+    ));
+    for id in ["c1", "c2", "c3"] {
+        server.push(call(id, "ls", json!({"path": "."})));
+    }
+    server.push(Turn::text("The folder is empty."));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit {
+        text: "what is here?".into(),
+    });
+    let events = h.until(turn_finished).await;
+    let alerts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Alert {
+                level: Level::Warn,
+                message,
+            } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        alerts.iter().any(|m| m.contains("peg-native")),
+        "{alerts:?}"
+    );
+    assert!(
+        alerts
+            .iter()
+            .any(|m| m.contains("`ls` was called three times")),
+        "{alerts:?}"
+    );
+    assert_eq!(server.requests().len(), 5);
+}
