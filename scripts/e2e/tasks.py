@@ -29,6 +29,7 @@ p.use_jinja = True
 p.endpoint_props = True
 p.model_alias = "local"
 p.n_parallel = 1
+p.sampling.temp = 0.0  # as saki --local starts it
 if len(sys.argv) > 3:
     p.chat_template = open(sys.argv[3]).read()
 server = xllamacpp.Server(p)
@@ -190,6 +191,7 @@ def run_task(saki, port, ws, task, timeout, extra):
         stdout, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
     elapsed = time.time() - start
     text, calls, status, loops, recovered = [], [], None, 0, 0
+    trace = []  # each call with its arguments and the start of its result
     for line in stdout.splitlines():
         try:
             ev = json.loads(line)
@@ -201,6 +203,9 @@ def run_task(saki, port, ws, task, timeout, extra):
         elif t == "item.completed" and item.get("kind") == "tool_call":
             calls.append(item.get("name"))
             recovered += bool(item.get("recovered"))
+            trace.append("%s %s" % (item.get("name"), item.get("arguments", "")[:120]))
+        elif t == "item.completed" and item.get("kind") == "tool_result":
+            trace.append("  -> %s: %s" % (item.get("status"), item.get("output", "")[:120]))
         elif t == "loop_detected":
             loops += 1
         elif t == "turn.completed":
@@ -214,7 +219,7 @@ def run_task(saki, port, ws, task, timeout, extra):
     return {
         "task": name, "ok": error is None, "error": error, "seconds": round(elapsed, 1),
         "calls": calls, "recovered": recovered, "loops": loops, "status": status,
-        "exit": code, "answer": answer[:200],
+        "exit": code, "answer": answer[:200], "trace": trace,
     }
 
 

@@ -64,7 +64,7 @@ fn a_loop_is_a_warning_in_plain_mode_and_an_event_in_json() {
     let server = MockServer::start().unwrap();
     let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
     for json in [false, true] {
-        for _ in 0..3 {
+        for _ in 0..2 {
             server.push(Turn::text(call));
         }
         server.push(Turn::text("The word is MANGO."));
@@ -77,16 +77,19 @@ fn a_loop_is_a_warning_in_plain_mode_and_an_event_in_json() {
                 .find(|e| e["type"] == "loop_detected")
                 .expect("a loop_detected event");
             assert!(
-                found["message"].as_str().unwrap().contains("three times"),
+                found["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("called again with the same arguments"),
                 "{found}"
             );
             let done = events.last().unwrap();
             assert_eq!(done["type"], "turn.completed");
-            assert_eq!(done["requests"], 4, "not --max-turns");
+            assert_eq!(done["requests"], 3, "not --max-turns");
         } else {
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(
-                stderr.contains("warning: `read_file` was called three times"),
+                stderr.contains("warning: `read_file` was called again with the same arguments"),
                 "{stderr}"
             );
             assert_eq!(String::from_utf8_lossy(&out.stdout), "The word is MANGO.\n");

@@ -47,6 +47,16 @@ impl Worker {
             // Asked again for what this turn already answered: answer from that.
             if let Some(earlier) = guard.repeat_of(&keys[i]) {
                 results[i] = Some(earlier);
+                // Where small models are expected, asking again for a result it has means
+                // the model recites rather than works: the next request asks for the
+                // answer instead of waiting for the third time.
+                if self.config.tool_call_recovery {
+                    guard.stop_with(format!(
+                        "`{}` was called again with the same arguments after its result \
+                         was given",
+                        call.name
+                    ));
+                }
                 continue;
             }
             let info = ToolCallInfo {

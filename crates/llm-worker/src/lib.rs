@@ -2,6 +2,7 @@
 //! event stream), the built-in collectors, the [`Responder`] that runs one request, and
 //! the [`Worker`] loop with its Tool API, interceptors and user hooks.
 
+pub mod answer;
 pub mod compaction;
 pub mod handler;
 pub mod hook;

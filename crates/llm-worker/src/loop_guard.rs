@@ -95,6 +95,11 @@ impl LoopGuard {
         }
     }
 
+    /// Decides that the next request must be answered in text, unless already decided.
+    pub fn stop_with(&mut self, reason: String) {
+        self.stop.get_or_insert(reason);
+    }
+
     /// Why the next request must be answered in text, if it must.
     pub fn stop_reason(&self) -> Option<&str> {
         self.stop.as_deref()
@@ -123,6 +128,11 @@ impl LoopGuard {
         }
         None
     }
+}
+
+/// Whether a result is the note given to a repeated call instead of running it.
+pub fn is_repeat_note(content: &str) -> bool {
+    content.starts_with(REPEAT_NOTE)
 }
 
 /// What a call identical to an earlier one gets instead of running: a note saying so and

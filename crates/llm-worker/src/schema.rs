@@ -2,7 +2,8 @@
 //!
 //! Small models add keys the schema never had (`"type": "object"`), write numbers as
 //! strings (`"limit": "5"`) and forget required fields. [`check`] repairs what can be
-//! repaired without guessing (unknown properties dropped, lossless type coercions) and
+//! repaired without guessing (unknown properties and unusable optional ones dropped,
+//! lossless type coercions) and
 //! says what it did, so the result can tell the model; what cannot be repaired (a
 //! missing or mistyped required field) becomes an error naming the field and the shape
 //! expected, so the model can retry.
@@ -91,6 +92,16 @@ pub fn check(schema: &Value, input: Value) -> Result<Checked, String> {
                 "`{name}` was {from}; used as {}",
                 describe(Some(property))
             )),
+            // An optional argument that cannot be used is left out, as an unknown one
+            // is: the call runs with the tool's default, and the model is told.
+            Fit::Wrong if !required.contains(&name.as_str()) => {
+                notes.push(format!(
+                    "ignored `{name}`: it must be {}, got {}",
+                    describe(Some(property)),
+                    value
+                ));
+                args.remove(name);
+            }
             Fit::Wrong => {
                 return Err(format!(
                     "argument `{name}` must be {}, got {}; the arguments must look like {}",
@@ -298,14 +309,26 @@ mod tests {
             e.contains("{\"path\": <string>, \"all\"?: <boolean>"),
             "{e}"
         );
-        let e = check(&schema(), json!({"path": "a", "offset": "five"})).unwrap_err();
-        assert!(
-            e.contains("`offset` must be an integer of at least 1"),
-            "{e}"
-        );
-        let e = check(&schema(), json!({"path": "a", "offset": 0})).unwrap_err();
-        assert!(e.contains("`offset`"), "{e}");
-        assert!(check(&schema(), json!({"path": "a", "offset": 2.5})).is_err());
+        let e = check(&schema(), json!({"path": ["a"]})).unwrap_err();
+        assert!(e.contains("`path` must be a string, got [\"a\"]"), "{e}");
+    }
+
+    #[test]
+    fn an_unusable_optional_argument_is_left_out_and_said() {
+        for (offset, shown) in [
+            (json!("five"), "\"five\""),
+            (json!(0), "0"),
+            (json!(2.5), "2.5"),
+        ] {
+            let c = check(&schema(), json!({"path": "a", "offset": offset})).unwrap();
+            assert_eq!(c.input, json!({"path": "a"}));
+            assert_eq!(
+                c.notes,
+                vec![format!(
+                    "ignored `offset`: it must be an integer of at least 1, got {shown}"
+                )]
+            );
+        }
         assert!(check(&schema(), json!([1])).is_err());
     }
 

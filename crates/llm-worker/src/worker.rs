@@ -10,6 +10,7 @@ mod batch;
 #[path = "retry.rs"]
 mod retry;
 
+use crate::answer::fold_for_answer;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
 use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
 use crate::item::{to_messages, Item, ToolResultStatus};
@@ -310,7 +311,11 @@ impl Worker {
                     )));
                 }
                 request = self.build_request();
-                request.tool_choice = ToolChoice::None;
+                if self.config.tool_call_recovery {
+                    fold_for_answer(&mut request, &self.history);
+                } else {
+                    request.tool_choice = ToolChoice::None;
+                }
                 // The answer is a short summary; a model that writes calls as text anyway
                 // would otherwise go on until its output limit.
                 request.max_output_tokens =

@@ -219,20 +219,81 @@ async fn a_missing_required_field_is_an_error_naming_it() {
 
 #[tokio::test]
 async fn a_repeated_call_never_burns_the_turn_limit() {
+    // Where small models are expected (text-call recovery on), the first repeat ends the
+    // tool use, and the answer is asked for in the form they follow: the turn folded
+    // into one user message, with no tools offered.
     let mut r = run();
     for _ in 0..4 {
         r.server.push(Turn::text(CALL));
     }
     r.server.push(Turn::text("The word is MANGO."));
     let outcome = r.completed_turn().await;
-    assert_eq!(outcome.requests, 4, "three calls, then an answer in text");
-    assert_eq!(
-        r.ran.lock().unwrap().len(),
-        1,
-        "repeats are answered from the first"
-    );
+    assert_eq!(outcome.requests, 3, "a call, its repeat, then an answer");
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "the repeat is answered");
     let requests = r.server.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 3);
+    for early in &requests[..2] {
+        assert!(early.body.get("tool_choice").is_none());
+        assert!(early.body["tools"].is_array());
+    }
+    let answer = &requests[2].body;
+    assert!(answer.get("tools").is_none(), "{answer}");
+    assert!(answer.get("tool_choice").is_none(), "{answer}");
+    let messages = answer["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user"], "one message: {answer}");
+    let folded = messages[0]["content"].as_str().unwrap();
+    assert!(folded.starts_with("Request: Read NOTE.txt"), "{folded}");
+    assert!(
+        folded.contains("read_file {\"path\":\"NOTE.txt\"} returned:\nThe secret word"),
+        "{folded}"
+    );
+    assert!(folded.ends_with("Do not repeat the request."), "{folded}");
+    assert!(r.events().iter().any(
+        |e| matches!(e, WorkerEvent::LoopDetected { reason } if reason.contains("called again"))
+    ));
+    // The history keeps the real calls and the note.
+    assert!(r
+        .worker
+        .history()
+        .iter()
+        .any(|i| matches!(i, Item::System { text } if text.contains("Do not call tools again"))));
+    assert_eq!(
+        r.worker
+            .history()
+            .iter()
+            .filter(|i| matches!(i, Item::ToolCall { .. }))
+            .count(),
+        2
+    );
+    // With no tools offered, text that looks like a call stays text.
+    let mut r = run();
+    for _ in 0..4 {
+        r.server.push(Turn::text(CALL));
+    }
+    let outcome = r.turn().await;
+    assert_eq!(outcome.requests, 3);
+    assert!(matches!(
+        r.worker.history().last(),
+        Some(Item::AssistantText { text }) if text.contains("read_file")
+    ));
+}
+
+#[tokio::test]
+async fn a_model_that_calls_natively_gets_three_tries_then_tool_choice_none() {
+    let mut r = run_with(|c| c.tool_call_recovery = false);
+    for id in ["c1", "c2", "c3"] {
+        r.server
+            .push(Turn::new().with_tool_call(id, "read_file", r#"{"path": "NOTE.txt"}"#));
+    }
+    r.server.push(Turn::text("The word is MANGO."));
+    let outcome = r.completed_turn().await;
+    assert_eq!(outcome.requests, 4, "three calls, then an answer in text");
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "repeats are answered");
+    let requests = r.server.requests();
     for early in &requests[..3] {
         assert!(early.body.get("tool_choice").is_none());
     }
@@ -240,22 +301,6 @@ async fn a_repeated_call_never_burns_the_turn_limit() {
     assert!(requests[3].body["tools"].is_array(), "the tool list stays");
     assert!(r.events().iter().any(
         |e| matches!(e, WorkerEvent::LoopDetected { reason } if reason.contains("three times"))
-    ));
-    assert!(r
-        .worker
-        .history()
-        .iter()
-        .any(|i| matches!(i, Item::System { text } if text.contains("Do not call tools again"))));
-    // With tools refused, text that looks like a call stays text.
-    let mut r = run();
-    for _ in 0..4 {
-        r.server.push(Turn::text(CALL));
-    }
-    let outcome = r.turn().await;
-    assert_eq!(outcome.requests, 4);
-    assert!(matches!(
-        r.worker.history().last(),
-        Some(Item::AssistantText { text }) if text.contains("read_file")
     ));
 }
 

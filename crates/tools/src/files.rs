@@ -47,7 +47,12 @@ impl Tool for ReadFile {
         let args: ReadArgs = parse_args(input)?;
         let path = self.0.resolve(&args.path).map_err(failed)?;
         if path.is_dir() {
-            return Err(failed(format!("{} is a directory; use ls", args.path)));
+            // What the model wanted to see is most likely in the listing.
+            let listing = crate::listing::list_dir(&path, &args.path)?;
+            return Ok(ToolOutput::new(format!(
+                "[{} is a directory, not a file; its entries:]\n{}",
+                args.path, listing.content
+            )));
         }
         let bytes =
             std::fs::read(&path).map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
@@ -67,14 +72,18 @@ impl Tool for ReadFile {
 fn render_lines(text: &str, offset: usize, limit: Option<usize>) -> ToolOutput {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total = lines.len();
-    let first = offset.max(1);
+    let mut first = offset.max(1);
+    let mut note = String::new();
     if first > total.max(1) {
-        return ToolOutput::new(format!(
-            "[the file has {total} lines; offset {first} is past the end]"
-        ));
+        // Small models send a made-up offset for a file they have not seen; the file
+        // itself serves them better than an empty answer.
+        note = format!(
+            "[offset {first} is past the end of this {total}-line file; showing it from line 1]\n"
+        );
+        first = 1;
     }
-    let wanted = &lines[first - 1..limit.map_or(total, |l| (first - 1 + l).min(total))];
-    let mut out = String::new();
+    let wanted = &lines[first - 1..limit.map_or(total, |l| l.saturating_add(first - 1).min(total))];
+    let mut out = note;
     let mut shown = 0;
     for line in wanted {
         if out.len() + line.len() > TOOL_OUTPUT_MAX_BYTES {

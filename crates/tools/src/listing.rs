@@ -85,26 +85,57 @@ impl Tool for Ls {
     ) -> Result<ToolOutput, ToolError> {
         let args: LsArgs = parse_args(input)?;
         let shown = args.path.unwrap_or_else(|| ".".into());
-        let dir = self.0.resolve(&shown).map_err(failed)?;
-        let entries =
-            std::fs::read_dir(&dir).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
-        let names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .map(|e| {
-                let mut name = e.file_name().to_string_lossy().into_owned();
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    name.push('/');
-                }
-                name
-            })
-            .collect();
-        Ok(sorted_list(
-            names,
-            "entries",
-            "",
-            "[empty directory]".into(),
-        ))
+        let path = self.0.resolve(&shown).map_err(failed)?;
+        let meta =
+            std::fs::metadata(&path).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
+        if meta.is_file() {
+            return Ok(describe_file(&path, &shown, meta.len()));
+        }
+        list_dir(&path, &shown)
     }
+}
+
+/// A directory's entries, sorted and capped; directories end with `/`.
+pub fn list_dir(dir: &std::path::Path, shown: &str) -> Result<ToolOutput, ToolError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
+    let names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            let mut name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                name.push('/');
+            }
+            name
+        })
+        .collect();
+    Ok(sorted_list(
+        names,
+        "entries",
+        "",
+        "[empty directory]".into(),
+    ))
+}
+
+/// Files up to this size have their lines counted when `ls` names them.
+const COUNT_LINES_UP_TO: u64 = 8 * 1024 * 1024;
+
+/// What `ls` says for a regular file, as the shell's `ls FILE` would name it; models ask
+/// `ls` about a file to learn its size or length.
+fn describe_file(path: &std::path::Path, shown: &str, size: u64) -> ToolOutput {
+    let lines = (size <= COUNT_LINES_UP_TO)
+        .then(|| std::fs::read(path).ok())
+        .flatten()
+        .map(|bytes| {
+            let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+            newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
+        });
+    let detail = match lines {
+        Some(1) => format!("{size} bytes, 1 line"),
+        Some(n) => format!("{size} bytes, {n} lines"),
+        None => format!("{size} bytes"),
+    };
+    ToolOutput::new(format!("{shown} (a file: {detail})"))
 }
 
 #[derive(Deserialize)]

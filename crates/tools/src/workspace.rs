@@ -59,10 +59,22 @@ impl Workspace {
     fn absolute(&self, path: &str) -> PathBuf {
         let p = Path::new(path);
         if p.is_absolute() {
-            p.to_path_buf()
+            self.rooted_in_workspace(p)
+                .unwrap_or_else(|| p.to_path_buf())
         } else {
             self.root().join(p)
         }
+    }
+
+    /// Small models often write workspace paths as if the workspace were `/` (`/docs`
+    /// for `docs`). Such a path that names nothing on this machine, while the same path
+    /// under the first root does exist, means the workspace one. It can only lead inside.
+    fn rooted_in_workspace(&self, p: &Path) -> Option<PathBuf> {
+        if self.roots.iter().any(|r| p.starts_with(r)) || p.symlink_metadata().is_ok() {
+            return None;
+        }
+        let inside = self.root().join(p.strip_prefix("/").ok()?);
+        inside.symlink_metadata().ok().map(|_| inside)
     }
 
     fn check(&self, original: &str, resolved: PathBuf) -> Result<PathBuf, ScopeError> {

@@ -94,6 +94,60 @@ async fn read_file_pages_and_refuses_what_it_cannot_show() {
 }
 
 #[tokio::test]
+async fn read_file_forgives_what_small_models_get_wrong() {
+    let f = fixture();
+    let out = f
+        .call("read_file", json!({"path": "src/main.rs", "offset": 50}))
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with(
+            "[offset 50 is past the end of this 3-line file; showing it from line 1]\nfn main()"
+        ),
+        "{out}"
+    );
+    // No overflow for a limit at the top of the range.
+    let out = f
+        .call(
+            "read_file",
+            json!({"path": "src/main.rs", "offset": 2, "limit": u64::MAX}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out, "    println!(\"hi\");\n}\n");
+    // A directory given to read_file is listed; a file given to ls is described.
+    let out = f.call("read_file", json!({"path": "src"})).await.unwrap();
+    assert_eq!(
+        out,
+        "[src is a directory, not a file; its entries:]\nmain.rs"
+    );
+    let out = f.call("ls", json!({"path": "src/main.rs"})).await.unwrap();
+    assert_eq!(out, "src/main.rs (a file: 34 bytes, 3 lines)");
+    std::fs::write(f.ws().join("one.txt"), "no newline").unwrap();
+    let out = f.call("ls", json!({"path": "one.txt"})).await.unwrap();
+    assert_eq!(out, "one.txt (a file: 10 bytes, 1 line)");
+    // `/src/main.rs` names nothing here; the workspace's src/main.rs is meant.
+    let out = f
+        .call("read_file", json!({"path": "/src/main.rs"}))
+        .await
+        .unwrap();
+    assert!(out.contains("println!"), "{out}");
+    let listing = f.call("ls", json!({"path": "/src"})).await.unwrap();
+    assert!(listing.contains("main.rs"), "{listing}");
+    // Something that exists on the machine is never taken for a workspace path, and a
+    // missing one stays missing (and outside).
+    std::fs::create_dir_all(f.ws().join("tmp")).unwrap();
+    std::fs::write(f.ws().join("tmp/own.txt"), "inside").unwrap();
+    let err = f.call("ls", json!({"path": "/tmp"})).await.unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+    let err = f
+        .call("read_file", json!({"path": "/no-such-dir-here/x"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+}
+
+#[tokio::test]
 async fn paths_cannot_escape_the_workspace() {
     let f = fixture();
     for path in ["../secret.txt", "src/../../secret.txt"] {

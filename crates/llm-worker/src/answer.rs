@@ -1,0 +1,244 @@
+//! The request that asks for a plain-text answer once the loop guard has stopped a turn,
+//! in the form small local models follow.
+//!
+//! Tool choice "none" is enough for a model that reads it. A small model on a local
+//! server does not: it sees its own earlier calls in the history and writes another one,
+//! often the same, as text; with the tool list gone it imitates the last assistant
+//! message instead. What it does answer is one user message that holds the request, what
+//! the tools returned, and the instruction to answer. So when text-call recovery is on
+//! (the setting for such servers), the answer request is that: the earlier turns without
+//! their tool traffic, then this turn folded into one user message, and no tools. It
+//! costs one request without the prompt cache, once, on a turn that was looping anyway.
+//! The history itself keeps the real calls and results.
+
+use crate::item::{to_messages, Item, ToolResultStatus};
+use crate::loop_guard::is_repeat_note;
+use saki_llm_client::{Message, Request, ToolChoice};
+
+/// Lines and bytes of each tool result quoted in the answer request.
+const RESULT_LINES: usize = 60;
+const RESULT_BYTES: usize = 4096;
+
+/// Replaces `request`'s messages and tools with the folded form of `history`.
+pub fn fold_for_answer(request: &mut Request, history: &[Item]) {
+    // The turn's own user item is the last one (tool results and notes are other kinds).
+    let turn_start = history
+        .iter()
+        .rposition(|item| matches!(item, Item::User { .. }))
+        .unwrap_or(0);
+    let earlier: Vec<Item> = history[..turn_start]
+        .iter()
+        .filter(|item| matches!(item, Item::User { .. } | Item::AssistantText { .. }))
+        .cloned()
+        .collect();
+    let mut messages: Vec<Message> = to_messages(&earlier);
+    messages.extend(to_messages(&[Item::user(fold_turn(
+        &history[turn_start..],
+    ))]));
+    request.messages = messages;
+    request.tools.clear();
+    request.tool_choice = ToolChoice::Auto;
+}
+
+/// This turn as one message: the request (with what was attached to it), each call with
+/// its result, and the instruction to answer.
+fn fold_turn(turn: &[Item]) -> String {
+    let mut request = String::new();
+    let mut log = String::new();
+    let mut calls = std::collections::HashMap::new();
+    let mut called = false;
+    for item in turn {
+        match item {
+            Item::User { text } | Item::System { text } if !called => {
+                if !request.is_empty() {
+                    request.push_str("\n\n");
+                }
+                request.push_str(text);
+            }
+            Item::ToolCall {
+                name,
+                arguments,
+                ctx,
+                ..
+            } => {
+                called = true;
+                calls.insert(ctx.call_id.as_str(), (name.as_str(), arguments.as_str()));
+            }
+            Item::ToolResult {
+                content,
+                status,
+                ctx,
+                name,
+            } if !is_repeat_note(content) => {
+                let (name, arguments) = calls
+                    .get(ctx.call_id.as_str())
+                    .copied()
+                    .unwrap_or((name.as_str(), ""));
+                let verb = match status {
+                    ToolResultStatus::Success => "returned",
+                    _ => "failed",
+                };
+                log.push_str(&format!("{name} {arguments} {verb}:\n{}\n", quote(content)));
+            }
+            _ => {}
+        }
+    }
+    let mut out = format!("Request: {request}");
+    if !log.is_empty() {
+        out.push_str("\n\nTool results:\n");
+        out.push_str(log.trim_end());
+    }
+    // Ending on the request itself makes a small model repeat it as its answer.
+    out.push_str(
+        "\n\nUsing the tool results, write the answer to the request. Do not call tools. \
+         Do not repeat the request.",
+    );
+    out
+}
+
+fn quote(content: &str) -> String {
+    let mut text = content
+        .lines()
+        .take(RESULT_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut cut = content.lines().nth(RESULT_LINES).is_some();
+    if text.len() > RESULT_BYTES {
+        let mut end = RESULT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        cut = true;
+    }
+    if cut {
+        text.push_str("\n[…]");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ToolExecutionContext;
+    use saki_llm_client::{ContentPart, Role};
+
+    fn ctx(id: &str) -> ToolExecutionContext {
+        ToolExecutionContext {
+            call_id: id.into(),
+            batch_id: "b".into(),
+            call_index: 0,
+        }
+    }
+
+    fn call(id: &str, name: &str, args: &str) -> Item {
+        Item::ToolCall {
+            name: name.into(),
+            arguments: args.into(),
+            signature: None,
+            ctx: ctx(id),
+        }
+    }
+
+    fn result(id: &str, name: &str, content: &str, status: ToolResultStatus) -> Item {
+        Item::ToolResult {
+            name: name.into(),
+            content: content.into(),
+            status,
+            ctx: ctx(id),
+        }
+    }
+
+    fn text_of(message: &Message) -> String {
+        message
+            .content
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => text.as_str(),
+                _ => "<non-text>",
+            })
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+
+    #[test]
+    fn the_turn_becomes_one_user_message_without_tools() {
+        let history = vec![
+            Item::user("earlier question"),
+            call("c0", "ls", "{}"),
+            result("c0", "ls", "a.txt", ToolResultStatus::Success),
+            Item::AssistantText {
+                text: "earlier answer".into(),
+            },
+            Item::user("Read NOTE.txt and tell me the secret word."),
+            call("c1", "read_file", r#"{"path":"NOTE.txt"}"#),
+            result(
+                "c1",
+                "read_file",
+                "The secret word is MANGO.",
+                ToolResultStatus::Success,
+            ),
+            call("c2", "read_file", r#"{"path":"NOTE.txt"}"#),
+            result(
+                "c2",
+                "read_file",
+                &crate::loop_guard::repeat_result("The secret word is MANGO."),
+                ToolResultStatus::Success,
+            ),
+            call("c3", "edit", r#"{"path":"NOTE.txt"}"#),
+            result(
+                "c3",
+                "edit",
+                "missing required argument `old_string`",
+                ToolResultStatus::Error,
+            ),
+            Item::system("[loop note kept in history]"),
+        ];
+        let mut request = Request {
+            model: "m".into(),
+            system: Some("sys".into()),
+            messages: Vec::new(),
+            tools: vec![saki_llm_client::ToolDefinition {
+                name: "read_file".into(),
+                description: String::new(),
+                input_schema: serde_json::json!({}),
+            }],
+            max_output_tokens: None,
+            temperature: None,
+            thinking: None,
+            response_schema: None,
+            tool_choice: ToolChoice::None,
+        };
+        fold_for_answer(&mut request, &history);
+        assert!(request.tools.is_empty());
+        assert_eq!(request.tool_choice, ToolChoice::Auto);
+        let roles: Vec<Role> = request.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, vec![Role::User, Role::Assistant, Role::User]);
+        assert_eq!(text_of(&request.messages[0]), "earlier question");
+        assert_eq!(text_of(&request.messages[1]), "earlier answer");
+        let last = text_of(&request.messages[2]);
+        assert_eq!(
+            last,
+            "Request: Read NOTE.txt and tell me the secret word.\n\n\
+             Tool results:\n\
+             read_file {\"path\":\"NOTE.txt\"} returned:\nThe secret word is MANGO.\n\
+             edit {\"path\":\"NOTE.txt\"} failed:\nmissing required argument `old_string`\n\n\
+             Using the tool results, write the answer to the request. Do not call tools. \
+             Do not repeat the request."
+        );
+    }
+
+    #[test]
+    fn long_results_are_cut_on_a_char_boundary() {
+        let long = "é".repeat(RESULT_BYTES);
+        let quoted = quote(&long);
+        assert!(quoted.ends_with("\n[…]"));
+        assert!(quoted.len() <= RESULT_BYTES + "\n[…]".len());
+        let many = (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let quoted = quote(&many);
+        assert_eq!(quoted.lines().count(), RESULT_LINES + 1);
+    }
+}
