@@ -29,6 +29,10 @@ pub enum ClientError {
     Network { url: String, message: String },
     #[error("timed out: {0}")]
     Timeout(String),
+    /// The request was sent and the server took it, but no event came in time. Not sent
+    /// again: a server that holds a request that long would likely hold the next one too.
+    #[error("no answer from {url} within {secs}s; the request was not sent again")]
+    NoAnswer { url: String, secs: u64 },
     #[error("the provider answered with something that is not an event stream: {0}")]
     Protocol(String),
     #[error("cancelled")]
@@ -79,7 +83,7 @@ impl ClientError {
             ClientError::BadRequest { .. } => "bad_request",
             ClientError::Server { .. } => "server_error",
             ClientError::Network { .. } => "network",
-            ClientError::Timeout(_) => "timeout",
+            ClientError::Timeout(_) | ClientError::NoAnswer { .. } => "timeout",
             ClientError::Protocol(_) => "protocol",
             ClientError::Cancelled => "cancelled",
             ClientError::Config(_) => "config",

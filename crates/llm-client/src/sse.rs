@@ -7,10 +7,21 @@
 //! the budget for the whole decode + dispatch pipeline. This parser borrows from its
 //! buffer and hands each event to a callback.
 
+/// The longest line, and the most data one event may gather. A whole tool call that
+/// writes a 5 MB file fits; a server that never ends a line or an event does not take the
+/// machine's memory.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+/// How much of the lines that are not SSE at all is kept (a provider's raw JSON error).
+const MAX_STRAY_BYTES: usize = 64 * 1024;
+
 #[derive(Debug, Default)]
 pub struct SseParser {
     /// Bytes of a line not yet terminated.
     partial: Vec<u8>,
+    /// Lines that are not SSE (no known field), kept up to [`MAX_STRAY_BYTES`].
+    stray: String,
+    /// Set once a line or event went past [`MAX_EVENT_BYTES`]; the stream is unusable.
+    overflow: bool,
     event_type: String,
     data: String,
     has_data: bool,
@@ -27,6 +38,9 @@ impl SseParser {
     /// Feeds bytes; calls `on_event(event_type, data)` for every complete event.
     /// The event type is `"message"` when the event named none.
     pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut dyn FnMut(&str, &str)) {
+        if self.overflow {
+            return;
+        }
         if self.after_cr {
             self.after_cr = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
@@ -53,12 +67,37 @@ impl SseParser {
             }
         }
         self.partial.extend_from_slice(bytes);
+        if self.partial.len() > MAX_EVENT_BYTES {
+            self.overflowed();
+        }
+    }
+
+    /// Whether the stream broke a size limit (see [`MAX_EVENT_BYTES`]); nothing more is
+    /// parsed then.
+    pub fn overflow(&self) -> bool {
+        self.overflow
+    }
+
+    /// The lines that were not SSE, as sent (some providers write a JSON error into an
+    /// event stream without any `data:`).
+    pub fn stray(&self) -> &str {
+        &self.stray
+    }
+
+    fn overflowed(&mut self) {
+        self.overflow = true;
+        self.partial = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
     }
 
     /// End of input. Unlike the browser rules, a final event that lacks its blank line
     /// (or even its line end) is still dispatched: servers that close abruptly meant it,
     /// and a truncated JSON payload is rejected by the decoder anyway.
     pub fn finish(&mut self, on_event: &mut dyn FnMut(&str, &str)) {
+        if self.overflow {
+            return;
+        }
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.line(&line, on_event);
@@ -68,6 +107,9 @@ impl SseParser {
     }
 
     fn line(&mut self, mut line: &[u8], on_event: &mut dyn FnMut(&str, &str)) {
+        if self.overflow {
+            return;
+        }
         if !self.started {
             self.started = true;
             line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
@@ -89,6 +131,10 @@ impl SseParser {
         let value = String::from_utf8_lossy(value);
         match field {
             b"data" => {
+                if self.data.len() + value.len() > MAX_EVENT_BYTES {
+                    self.overflowed();
+                    return;
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -105,13 +151,23 @@ impl SseParser {
             b"error" => {
                 self.event_type.clear();
                 self.event_type.push_str("error");
+                if self.data.len() + value.len() > MAX_EVENT_BYTES {
+                    self.overflowed();
+                    return;
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
                 self.data.push_str(&value);
                 self.has_data = true;
             }
-            _ => {} // id, retry and unknown fields do not matter to a one-shot stream
+            b"id" | b"retry" => {} // they do not matter to a one-shot stream
+            _ => {
+                if self.stray.len() + line.len() < MAX_STRAY_BYTES {
+                    self.stray.push_str(&String::from_utf8_lossy(line));
+                    self.stray.push('\n');
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! HTTP transport: sends the encoded request, retries failures that happen before the
 //! first event, then pumps SSE through the protocol decoder into an [`EventStream`].
 
+use crate::decode::{end_stream, feed_chunk, stray_json_error, too_large};
 use crate::error::ClientError;
 use crate::event::Event;
 use crate::protocol::{Decoder, WireApi};
@@ -77,6 +78,9 @@ impl RetryPolicy {
     }
 }
 
+/// Events decoded ahead of the consumer.
+const EVENT_QUEUE: usize = 1024;
+
 /// Where and how to reach one provider.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -119,6 +123,7 @@ struct Opened {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, ClientError> {
+        check_base_url(&config.base_url)?;
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeouts.connect)
             .user_agent(concat!("saki/", env!("CARGO_PKG_VERSION")))
@@ -167,7 +172,9 @@ impl Client {
                 }
             }
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        // Bounded: a consumer slower than the server holds the server back (TCP flow
+        // control) instead of queueing events without limit.
+        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
         let idle = self.config.timeouts.idle;
         tokio::spawn(pump(opened, idle, cancel, tx));
         Ok(EventStream { rx })
@@ -188,19 +195,19 @@ impl Client {
             builder = builder.header(name.as_str(), value.as_str());
         }
         let first_event = self.config.timeouts.first_event;
-        let response = tokio::time::timeout(first_event, builder.send())
+        let no_answer = || ClientError::NoAnswer {
+            url: url.to_owned(),
+            secs: first_event.as_secs(),
+        };
+        let deadline = tokio::time::Instant::now() + first_event;
+        let response = tokio::time::timeout_at(deadline, builder.send())
             .await
-            .map_err(|_| {
-                ClientError::Timeout(format!(
-                    "no response from {url} within {}s",
-                    first_event.as_secs()
-                ))
-            })?
+            .map_err(|_| no_answer())?
             .map_err(|e| network_error(url, &e))?;
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry_after(response.headers());
-            let text = response.text().await.unwrap_or_default();
+            let text = read_capped(response, deadline).await;
             return Err(ClientError::from_http(status, &text, url, retry_after));
         }
         let is_json = response
@@ -210,7 +217,7 @@ impl Client {
             .is_some_and(|ct| ct.starts_with("application/json"));
         if is_json {
             // Some servers answer a streaming request with a plain JSON error and status 200.
-            let text = response.text().await.unwrap_or_default();
+            let text = read_capped(response, deadline).await;
             return Err(match ClientError::from_http(400, &text, url, None) {
                 ClientError::BadRequest { message, .. } => ClientError::Protocol(message),
                 other => other,
@@ -222,17 +229,12 @@ impl Client {
             pending: Vec::new(),
             rest: Box::pin(response.bytes_stream()),
         };
-        let deadline = tokio::time::Instant::now() + first_event;
         let mut seen_event = false;
         while !seen_event {
+            // Keep-alive comments do not count: the deadline is for the first event.
             let next = tokio::time::timeout_at(deadline, opened.rest.next())
                 .await
-                .map_err(|_| {
-                    ClientError::Timeout(format!(
-                        "no event from {url} within {}s",
-                        first_event.as_secs()
-                    ))
-                })?;
+                .map_err(|_| no_answer())?;
             let Opened {
                 decoder,
                 parser,
@@ -240,11 +242,19 @@ impl Client {
                 ..
             } = &mut opened;
             match next {
-                Some(Ok(chunk)) => parser.feed(&chunk, &mut |t, d| {
-                    seen_event = true;
-                    decoder.on_sse(t, d, pending);
-                }),
+                Some(Ok(chunk)) => {
+                    parser.feed(&chunk, &mut |t, d| {
+                        seen_event = true;
+                        decoder.on_sse(t, d, pending);
+                    });
+                    if parser.overflow() {
+                        return Err(ClientError::Protocol(too_large()));
+                    }
+                }
                 Some(Err(e)) => return Err(network_error(url, &e)),
+                None if !parser.stray().trim().is_empty() => {
+                    return Err(stray_error(parser.stray(), url));
+                }
                 None => {
                     // llama-cpp-python answers an over-long prompt this way: 200, no events.
                     return Err(ClientError::Protocol(format!(
@@ -274,38 +284,85 @@ fn network_error(url: &str, e: &reqwest::Error) -> ClientError {
     }
 }
 
-/// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP dates are ignored.
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP dates are ignored, and so
+/// are values no clock can wait for (`inf`, `1e20`, `NaN`).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
+            .and_then(|v| v.parse::<f64>().ok())
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
-    }
-    get("retry-after")
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite())
-        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+    let seconds = get("retry-after-ms")
+        .map(|ms| ms / 1000.0)
+        .or_else(|| get("retry-after"))?;
+    Duration::try_from_secs_f64(seconds.max(0.0)).ok()
 }
 
-async fn pump(
-    opened: Opened,
-    idle: Duration,
-    cancel: CancellationToken,
-    tx: mpsc::UnboundedSender<Event>,
-) {
+/// The most of an error body that is read: enough for any provider's message, and a
+/// server that sends hundreds of megabytes cannot make saki hold them.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Reads at most [`MAX_ERROR_BODY_BYTES`] of a body, before `deadline`.
+async fn read_capped(response: reqwest::Response, deadline: tokio::time::Instant) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while body.len() < MAX_ERROR_BODY_BYTES {
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                let room = MAX_ERROR_BODY_BYTES - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// Only http and https base URLs can be used; anything else is a configuration error,
+/// found before any request.
+fn check_base_url(base_url: &str) -> Result<(), ClientError> {
+    match reqwest::Url::parse(base_url) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
+        Ok(url) => Err(ClientError::Config(format!(
+            "the base URL `{base_url}` uses `{}:`; saki speaks http and https",
+            url.scheme()
+        ))),
+        Err(e) => Err(ClientError::Config(format!(
+            "the base URL `{base_url}` is not a URL ({e})"
+        ))),
+    }
+}
+
+/// A JSON error a provider wrote into the stream without SSE framing (Gemini does, with
+/// status 200), as an error; other stray text as a protocol error.
+fn stray_error(stray: &str, url: &str) -> ClientError {
+    match stray_json_error(stray) {
+        Some((code, message)) => ClientError::Server {
+            status: code.and_then(|c| c.parse().ok()).unwrap_or(200),
+            message,
+        },
+        None => ClientError::Protocol(format!(
+            "{url} sent lines that are not an event stream: {}",
+            stray.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
+async fn pump(opened: Opened, idle: Duration, cancel: CancellationToken, tx: mpsc::Sender<Event>) {
     let Opened {
         mut decoder,
         mut parser,
         pending: mut out,
         mut rest,
     } = opened;
+    // Silence is measured from the last event, not the last byte: a server that sends
+    // only keep-alive comments does not hold the turn forever.
+    let mut progress = tokio::time::Instant::now();
     loop {
         for event in out.drain(..) {
-            if tx.send(event).is_err() {
+            if tx.send(event).await.is_err() {
                 return; // receiver gone: dropping `rest` closes the connection
             }
         }
@@ -317,17 +374,18 @@ async fn pump(
             _ = cancel.cancelled() => decoder.cancel(&mut out),
             // Nobody listens any more: stop now rather than at the next chunk or timeout.
             _ = tx.closed() => return,
-            next = tokio::time::timeout(idle, rest.next()) => match next {
+            next = tokio::time::timeout_at(progress + idle, rest.next()) => match next {
                 Err(_) => decoder.fail(
                     Some("idle_timeout".into()),
-                    format!("the provider sent nothing for {}s", idle.as_secs()),
+                    format!("the provider sent no event for {}s", idle.as_secs()),
                     &mut out,
                 ),
-                Ok(None) => {
-                    parser.finish(&mut |t, d| decoder.on_sse(t, d, &mut out));
-                    decoder.end_of_stream(&mut out);
+                Ok(None) => end_stream(&mut parser, decoder.as_mut(), &mut out),
+                Ok(Some(Ok(chunk))) => {
+                    if feed_chunk(&mut parser, decoder.as_mut(), &chunk, &mut out) {
+                        progress = tokio::time::Instant::now();
+                    }
                 }
-                Ok(Some(Ok(chunk))) => parser.feed(&chunk, &mut |t, d| decoder.on_sse(t, d, &mut out)),
                 Ok(Some(Err(e))) => decoder.fail(
                     Some("stream_interrupted".into()),
                     format!("the connection broke mid-stream: {}", network_error("", &e)),
@@ -340,7 +398,7 @@ async fn pump(
 
 /// The normalized events of one response. Ends after the terminal status.
 pub struct EventStream {
-    rx: mpsc::UnboundedReceiver<Event>,
+    rx: mpsc::Receiver<Event>,
 }
 
 impl Stream for EventStream {

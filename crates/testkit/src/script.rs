@@ -16,6 +16,58 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// A hostile body: `prefix`, then `repeat` again and again, until the client hangs up
+    /// or `max_bytes` were sent (an endless line, an event never ended, endless deltas,
+    /// keep-alive comments only, a huge error body).
+    Endless(Endless),
+}
+
+#[derive(Debug, Clone)]
+pub struct Endless {
+    pub status: u16,
+    pub content_type: String,
+    pub prefix: String,
+    pub repeat: String,
+    /// Pause between repeats (keep-alives); `None`: as fast as the client reads.
+    pub every: Option<Duration>,
+    /// Stop (and close the body) after this many bytes.
+    pub max_bytes: Option<u64>,
+}
+
+impl Endless {
+    /// A 200 event stream: `prefix`, then `repeat` forever.
+    pub fn sse(prefix: impl Into<String>, repeat: impl Into<String>) -> Self {
+        Endless {
+            status: 200,
+            content_type: "text/event-stream".into(),
+            prefix: prefix.into(),
+            repeat: repeat.into(),
+            every: None,
+            max_bytes: None,
+        }
+    }
+
+    pub fn every(mut self, pause: Duration) -> Self {
+        self.every = Some(pause);
+        self
+    }
+
+    pub fn max_bytes(mut self, max: u64) -> Self {
+        self.max_bytes = Some(max);
+        self
+    }
+
+    pub fn status(mut self, status: u16, content_type: impl Into<String>) -> Self {
+        self.status = status;
+        self.content_type = content_type.into();
+        self
+    }
+}
+
+impl From<Endless> for Reply {
+    fn from(endless: Endless) -> Self {
+        Reply::Endless(endless)
+    }
 }
 
 impl Reply {
@@ -31,6 +83,18 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: body.into(),
+        }
+    }
+
+    /// A non-streaming answer with the given headers.
+    pub fn status_with_headers(status: u16, headers: &[(&str, &str)], body: &str) -> Self {
+        Reply::Status {
+            status,
+            headers: headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.to_owned(),
         }
     }
 

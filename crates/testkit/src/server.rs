@@ -226,6 +226,7 @@ async fn handle(State(state): State<SharedState>, request: Request) -> Response 
             response
         }
         Reply::RawSse { body, faults } => stream(split_sse(&body), faults),
+        Reply::Endless(endless) => endless_body(endless),
         Reply::Turn(turn) => match Wire::from_path(&path) {
             Some(wire) => stream(render(wire, &turn, &model), turn.faults),
             None => plain(404, r#"{"error":{"message":"testkit: unknown endpoint"}}"#),
@@ -252,6 +253,46 @@ fn plain(status: u16, body: &str) -> Response {
         axum::http::header::CONTENT_TYPE,
         axum::http::HeaderValue::from_static("application/json"),
     );
+    response
+}
+
+fn endless_body(e: crate::script::Endless) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::spawn(async move {
+        let mut sent = e.prefix.len() as u64;
+        if tx.send(Ok(Bytes::from(e.prefix))).await.is_err() {
+            return;
+        }
+        // Larger writes for fast streams: the client, not the mock, should be the limit.
+        let piece = if e.every.is_some() || e.repeat.len() >= 64 * 1024 {
+            Bytes::from(e.repeat)
+        } else {
+            Bytes::from(e.repeat.repeat((64 * 1024 / e.repeat.len().max(1)).max(1)))
+        };
+        loop {
+            if e.max_bytes.is_some_and(|max| sent >= max) {
+                return;
+            }
+            if let Some(pause) = e.every {
+                tokio::time::sleep(pause).await;
+            }
+            sent += piece.len() as u64;
+            if tx.send(Ok(piece.clone())).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() =
+        StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(v) = axum::http::HeaderValue::try_from(e.content_type) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::CONTENT_TYPE, v);
+    }
     response
 }
 

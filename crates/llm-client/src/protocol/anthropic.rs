@@ -4,7 +4,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, skip_malformed, Decoder};
+use super::{delegate_to_core, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, ContentPart, Request, Role};
@@ -293,7 +293,7 @@ impl Decoder for AnthropicDecoder {
         }
         match serde_json::from_str::<StreamEvent<'_>>(data) {
             Ok(event) => self.on_event(event, out),
-            Err(err) => skip_malformed("anthropic", data, &err),
+            Err(err) => self.core.malformed(out, "anthropic", data, &err, false),
         }
     }
 

@@ -7,6 +7,11 @@ use crate::event::{
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The most text, reasoning and tool arguments one response may carry. A tool call that
+/// writes a 5 MB file fits many times over; a server that streams without end does not
+/// take the machine's memory with it.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 pub(crate) struct DecoderCore {
     started: bool,
@@ -14,6 +19,10 @@ pub(crate) struct DecoderCore {
     open: Option<(usize, BlockType)>,
     next_index: usize,
     tool_calls: usize,
+    /// Tool-call ids already used in this response.
+    call_ids: std::collections::HashSet<String>,
+    /// Bytes of content received so far.
+    received: usize,
 }
 
 impl DecoderCore {
@@ -37,10 +46,22 @@ impl DecoderCore {
         }
     }
 
-    /// Closes whatever is open and opens a new block.
-    pub fn open(&mut self, out: &mut Vec<Event>, metadata: BlockMetadata) {
+    /// Closes whatever is open and opens a new block. A tool-call id the response already
+    /// used gets a suffix: results are matched to calls by id, by saki and the provider.
+    pub fn open(&mut self, out: &mut Vec<Event>, mut metadata: BlockMetadata) {
         self.ensure_started(out);
         self.close(out, None);
+        if let BlockMetadata::ToolUse { id, .. } = &mut metadata {
+            if self.call_ids.contains(id.as_str()) {
+                let mut n = 2;
+                while self.call_ids.contains(&format!("{id}_{n}")) {
+                    n += 1;
+                }
+                tracing::warn!(id = %id, "duplicate tool-call id in one response; renamed");
+                *id = format!("{id}_{n}");
+            }
+            self.call_ids.insert(id.clone());
+        }
         let block_type = metadata.block_type();
         if block_type == BlockType::ToolUse {
             self.tool_calls += 1;
@@ -58,6 +79,22 @@ impl DecoderCore {
     /// Appends a delta to the open block, opening a text or thinking block first when
     /// the delta needs one and a different block (or none) is open.
     pub fn delta(&mut self, out: &mut Vec<Event>, delta: DeltaContent) {
+        if self.finished {
+            return;
+        }
+        let size = match &delta {
+            DeltaContent::Text(t)
+            | DeltaContent::Thinking(t)
+            | DeltaContent::InputJson(t)
+            | DeltaContent::Signature(t) => t.len(),
+        };
+        if self.take(out, size) {
+            self.push_delta(out, delta);
+        }
+    }
+
+    /// [`Self::delta`] for content already counted with [`Self::take`].
+    pub fn push_delta(&mut self, out: &mut Vec<Event>, delta: DeltaContent) {
         let wanted = match &delta {
             DeltaContent::Text(_) => Some(BlockMetadata::Text),
             DeltaContent::Thinking(_) => Some(BlockMetadata::Thinking),
@@ -71,6 +108,50 @@ impl DecoderCore {
         match self.open {
             Some((index, _)) => out.push(Event::BlockDelta(BlockDelta { index, delta })),
             None => tracing::debug!("delta without an open block dropped"),
+        }
+    }
+
+    /// Counts `size` more bytes of content; past [`MAX_RESPONSE_BYTES`] the response fails.
+    /// Decoders that accumulate content before emitting it (Chat tool calls) call it as
+    /// the bytes arrive.
+    pub fn take(&mut self, out: &mut Vec<Event>, size: usize) -> bool {
+        self.received = self.received.saturating_add(size);
+        if self.received > MAX_RESPONSE_BYTES {
+            self.fail(
+                out,
+                Some("response_too_large".into()),
+                format!(
+                    "the response exceeded saki's limit of {} MiB of text and tool arguments",
+                    MAX_RESPONSE_BYTES / (1024 * 1024)
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// A stream event that is not valid JSON. Outside a tool call it is skipped; inside
+    /// one, joining the fragments around it could make different valid arguments, so the
+    /// call is aborted and the response fails. `in_call` says whether a decoder that
+    /// accumulates calls itself holds a partial one.
+    pub fn malformed(
+        &mut self,
+        out: &mut Vec<Event>,
+        wire: &str,
+        data: &str,
+        err: &serde_json::Error,
+        in_call: bool,
+    ) {
+        let preview: String = data.chars().take(200).collect();
+        if in_call || self.open_block_type() == Some(BlockType::ToolUse) {
+            tracing::warn!(wire, error = %err, data = %preview, "malformed stream event inside a tool call");
+            self.fail(
+                out,
+                Some("malformed_event".into()),
+                format!("the {wire} stream sent a malformed event inside a tool call ({err}); the call was not run"),
+            );
+        } else {
+            tracing::warn!(wire, error = %err, data = %preview, "skipping malformed stream event");
         }
     }
 
@@ -112,6 +193,12 @@ impl DecoderCore {
             other => other,
         };
         self.ensure_started(out);
+        if stop_reason == Some(StopReason::MaxTokens)
+            && self.open_block_type() == Some(BlockType::ToolUse)
+        {
+            // The output limit cut this call short: its arguments are not whole.
+            self.abort(out, "the tool call was cut off by the output token limit");
+        }
         self.close(out, stop_reason);
         self.terminal(out, ResponseStatus::Completed, stop_reason);
     }

@@ -5,7 +5,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, skip_malformed, Decoder};
+use super::{delegate_to_core, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, tool_names_by_id, ContentPart, Request, Role};
@@ -287,7 +287,7 @@ impl Decoder for GeminiDecoder {
         }
         match serde_json::from_str::<Chunk>(data) {
             Ok(chunk) => self.on_chunk(chunk, out),
-            Err(err) => skip_malformed("gemini", data, &err),
+            Err(err) => self.core.malformed(out, "gemini", data, &err, false),
         }
     }
 

@@ -12,6 +12,7 @@ use crate::request::Request;
 use serde::{Deserialize, Serialize};
 
 pub use self::core::generate_call_id;
+pub(crate) use self::openai_chat::error_parts;
 
 /// The wire protocol a provider speaks. Config spells these `chat`, `responses`,
 /// `anthropic`, `gemini`.
@@ -129,6 +130,9 @@ pub trait Decoder: Send {
     fn end_of_stream(&mut self, out: &mut Vec<Event>);
     /// The transport failed mid-stream.
     fn fail(&mut self, code: Option<String>, message: String, out: &mut Vec<Event>);
+    /// The stream ended with a provider error written outside any event: the text and
+    /// reasoning received are kept (stopped, not aborted), a half tool call is not.
+    fn fail_at_end(&mut self, code: Option<String>, message: String, out: &mut Vec<Event>);
     /// The caller cancelled.
     fn cancel(&mut self, out: &mut Vec<Event>);
     /// A terminal status has been emitted; later input is ignored.
@@ -147,6 +151,18 @@ macro_rules! delegate_to_core {
             self.core.fail(out, code, message);
         }
 
+        fn fail_at_end(
+            &mut self,
+            code: Option<String>,
+            message: String,
+            out: &mut Vec<$crate::event::Event>,
+        ) {
+            if self.core.open_block_type() != Some($crate::event::BlockType::ToolUse) {
+                self.core.close(out, None);
+            }
+            self.core.fail(out, code, message);
+        }
+
         fn cancel(&mut self, out: &mut Vec<$crate::event::Event>) {
             self.core.cancel(out);
         }
@@ -157,9 +173,3 @@ macro_rules! delegate_to_core {
     };
 }
 pub(crate) use delegate_to_core;
-
-/// Logs a payload the decoder could not understand.
-pub(crate) fn skip_malformed(wire: &str, data: &str, err: &serde_json::Error) {
-    let preview: String = data.chars().take(200).collect();
-    tracing::warn!(wire, error = %err, data = %preview, "skipping malformed stream event");
-}

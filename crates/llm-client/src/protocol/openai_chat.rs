@@ -7,7 +7,7 @@
 //! choice finishes, which makes interleaved fragments harmless.
 
 use super::core::{generate_call_id, DecoderCore};
-use super::{delegate_to_core, skip_malformed, Decoder};
+use super::{delegate_to_core, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{ContentPart, Message, Request, Role};
@@ -128,6 +128,9 @@ struct Delta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
+    /// OpenAI's refusal text, sent instead of `content`.
+    #[serde(default, borrow)]
+    refusal: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
     #[serde(default, borrow)]
@@ -189,6 +192,31 @@ impl ChatDecoder {
         &mut self.calls[index]
     }
 
+    /// Where a fragment without `index` belongs (Gemini's OpenAI-compatible endpoint sends
+    /// each call whole, with its own id, and no index): the call with its id, a new call
+    /// for a new id, else the call it continues.
+    fn index_without_index(&self, position: usize, id: Option<&str>) -> usize {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => self
+                .calls
+                .iter()
+                .position(|c| c.id == id)
+                .unwrap_or_else(|| {
+                    // A new id: the next free slot (a slot whose call has no id yet
+                    // takes it).
+                    self.calls
+                        .iter()
+                        .position(|c| c.id.is_empty() && c.name.is_empty())
+                        .unwrap_or(self.calls.len())
+                }),
+            None => self
+                .calls
+                .len()
+                .saturating_sub(1)
+                .max(position.min(self.calls.len())),
+        }
+    }
+
     fn merge_fragment(&mut self, index: usize, id: Option<&str>, f: Option<&FunctionDelta<'_>>) {
         let call = self.call_at(index);
         if let Some(id) = id.filter(|s| !s.is_empty()) {
@@ -236,8 +264,9 @@ impl ChatDecoder {
                 },
             );
             if !call.arguments.is_empty() {
+                // Counted as the fragments arrived.
                 self.core
-                    .delta(out, DeltaContent::InputJson(call.arguments));
+                    .push_delta(out, DeltaContent::InputJson(call.arguments));
             }
             self.core.close(out, None);
         }
@@ -254,7 +283,8 @@ impl ChatDecoder {
             if let Some(delta) = choice.delta {
                 self.on_delta(delta, out);
             }
-            if let Some(reason) = choice.finish_reason {
+            // Some llama.cpp-derived servers send `"finish_reason": ""` on every chunk.
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 let stop = map_finish_reason(&reason);
                 self.core.close(out, stop);
                 self.flush_calls(out, false);
@@ -276,22 +306,40 @@ impl ChatDecoder {
     }
 
     fn on_delta(&mut self, delta: Delta<'_>, out: &mut Vec<Event>) {
-        let thinking = delta.reasoning_content.or(delta.reasoning);
-        if let Some(t) = thinking.filter(|t| !t.is_empty()) {
+        // Servers send either field, and some send both with one of them empty.
+        let thinking = [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .flatten()
+            .find(|t| !t.is_empty());
+        if let Some(t) = thinking {
             self.core.delta(out, DeltaContent::Thinking(t.into_owned()));
         }
-        if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
-            self.core.delta(out, DeltaContent::Text(t.into_owned()));
+        for text in [delta.content, delta.refusal].into_iter().flatten() {
+            if !text.is_empty() {
+                self.core.delta(out, DeltaContent::Text(text.into_owned()));
+            }
         }
         if let Some(calls) = delta.tool_calls {
             self.uses_tool_calls_field = true;
+            let size = calls
+                .iter()
+                .filter_map(|c| c.function.as_ref()?.arguments.as_deref())
+                .map(str::len)
+                .sum();
+            if !self.core.take(out, size) {
+                return;
+            }
             for (position, call) in calls.iter().enumerate() {
-                let index = call.index.unwrap_or(position);
+                let index = match call.index {
+                    Some(index) => index,
+                    None => self.index_without_index(position, call.id.as_deref()),
+                };
                 self.merge_fragment(index, call.id.as_deref(), call.function.as_ref());
             }
         } else if let Some(f) = delta.function_call {
             // The legacy field counts only from servers that never send `tool_calls`.
-            if !self.uses_tool_calls_field {
+            let size = f.arguments.as_deref().map_or(0, str::len);
+            if !self.uses_tool_calls_field && self.core.take(out, size) {
                 self.merge_fragment(0, None, Some(&f));
             }
         }
@@ -320,7 +368,10 @@ impl Decoder for ChatDecoder {
         }
         match serde_json::from_str::<Chunk<'_>>(data) {
             Ok(chunk) => self.on_chunk(chunk, out),
-            Err(err) => skip_malformed("chat", data, &err),
+            Err(err) => {
+                let in_call = !self.calls.is_empty();
+                self.core.malformed(out, "chat", data, &err, in_call)
+            }
         }
     }
 

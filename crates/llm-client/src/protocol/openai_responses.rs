@@ -3,7 +3,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, skip_malformed, Decoder};
+use super::{delegate_to_core, Decoder};
 use crate::event::{BlockMetadata, BlockType, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{ContentPart, Request, Role};
@@ -215,7 +215,10 @@ impl ResponsesDecoder {
                     self.content_delta(event.output_index, DeltaContent::Text(d), out);
                 }
             }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+            "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta"
+            // Vercel AI Gateway's name for raw reasoning deltas.
+            | "response.reasoning.delta" => {
                 if let Some(d) = delta {
                     // Separate consecutive summary parts the way the API renders them.
                     let new_part = self.summary_index.is_some()
@@ -299,7 +302,7 @@ impl Decoder for ResponsesDecoder {
         }
         match serde_json::from_str::<StreamEvent<'_>>(data) {
             Ok(event) => self.on_event(event, out),
-            Err(err) => skip_malformed("responses", data, &err),
+            Err(err) => self.core.malformed(out, "responses", data, &err, false),
         }
     }
 
