@@ -84,7 +84,10 @@ pub async fn run(args: CompactArgs) -> ExitCode {
     };
     let client = match setup::client(&resolved) {
         Ok(c) => c,
-        Err(e) => return fail(json_mode, e.kind(), &e.to_string(), ExitCode::Internal),
+        Err(e) => {
+            let code = crate::exec::exit_code_for(&e);
+            return fail(json_mode, e.kind(), &e.to_string(), code);
+        }
     };
     let tools = match saki_tools::builtin_server(workspace.clone()) {
         Ok(t) => t.definitions(),

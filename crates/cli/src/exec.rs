@@ -229,7 +229,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             failed(json_mode, e.kind(), &e.to_string());
-            return ExitCode::Internal;
+            return exit_code_for(&e);
         }
     };
     let tools = match saki_tools::builtin_server(workspace.clone()) {
@@ -349,9 +349,15 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     for alert in &alerts {
         report_alert(alert, json_mode);
     }
-    let result = worker.run_turn(user_text, cancel.clone()).await;
+    let result = crate::panics::guarded(worker.run_turn(user_text, cancel.clone())).await;
     printer.finish_line();
-    let code = finish_turn(result, json_mode);
+    let code = match result {
+        Ok(result) => finish_turn(result, json_mode),
+        Err(panic) => {
+            failed(json_mode, "internal", &crate::panics::failure(&panic));
+            return ExitCode::Internal;
+        }
+    };
     if code != ExitCode::Success || args.follow_ups == 0 {
         return code;
     }
@@ -452,7 +458,7 @@ fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
     }
 }
 
-fn exit_code_for(e: &ClientError) -> ExitCode {
+pub(crate) fn exit_code_for(e: &ClientError) -> ExitCode {
     match e {
         ClientError::Auth { .. }
         | ClientError::QuotaExceeded { .. }

@@ -157,9 +157,15 @@ impl FollowUps {
                     }
                 }
             }
-            let outcome = worker.run_turn(text, cancel.clone()).await;
+            let outcome = crate::panics::guarded(worker.run_turn(text, cancel.clone())).await;
             self.printer.finish_line();
-            let code = finish_turn(outcome, self.json);
+            let code = match outcome {
+                Ok(outcome) => finish_turn(outcome, self.json),
+                Err(panic) => {
+                    failed(self.json, "internal", &crate::panics::failure(&panic));
+                    return ExitCode::Internal;
+                }
+            };
             if code != ExitCode::Success {
                 return code;
             }

@@ -8,6 +8,7 @@ mod followups;
 mod interactive;
 mod local;
 mod output;
+mod panics;
 mod session;
 mod setup;
 mod trust;

@@ -93,10 +93,9 @@ pub async fn prepare(
         }
         None => None,
     };
-    let asks = matches!(
-        resolved.provider.as_str(),
-        "llamacpp" | "ollama" | "openai-compatible"
-    );
+    // Only servers said to be llama.cpp or Ollama are asked: any other server gets no
+    // request it did not ask for (a gateway may bill it, a replay server serves it).
+    let asks = matches!(resolved.provider.as_str(), "llamacpp" | "ollama");
     if asks {
         resolved.server = saki_llm_client::server_info::discover(
             &resolved.base_url,

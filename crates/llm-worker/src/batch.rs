@@ -7,7 +7,9 @@ use crate::item::{Item, ToolResultStatus};
 use crate::loop_guard::{call_key, repeat_result, LoopGuard};
 use crate::schema::Checked;
 use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
 use saki_llm_client::CancellationToken;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 impl Worker {
@@ -89,7 +91,11 @@ impl Worker {
             // The checked (repaired) arguments, not the model's bytes.
             let args = inputs[i].take().unwrap_or_else(|| call.arguments.clone());
             let (name, ctx) = (call.name.clone(), call.ctx.clone());
-            running.push(async move { (i, tools.call_tool(&name, &args, ctx).await) });
+            running.push(async move {
+                // A panic in one tool is that call's error; the turn goes on.
+                let call = AssertUnwindSafe(tools.call_tool(&name, &args, ctx)).catch_unwind();
+                (i, call.await)
+            });
         }
         let mut cancelled = false;
         while !running.is_empty() {
@@ -101,8 +107,9 @@ impl Worker {
                 }
                 Some((i, result)) = running.next() => {
                     results[i] = Some(match result {
-                        Ok(output) => (output.content, ToolResultStatus::Success),
-                        Err(e) => (e.to_string(), ToolResultStatus::Error),
+                        Ok(Ok(output)) => (output.content, ToolResultStatus::Success),
+                        Ok(Err(e)) => (e.to_string(), ToolResultStatus::Error),
+                        Err(panic) => (panicked(panic.as_ref()), ToolResultStatus::Error),
                     });
                 }
             }
@@ -144,4 +151,15 @@ impl Worker {
         }
         cancelled
     }
+}
+
+/// The result of a call whose tool panicked.
+fn panicked(payload: &(dyn std::any::Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    tracing::error!(message, "a tool panicked");
+    format!("the tool failed internally ({message}); nothing more is known about its effect")
 }

@@ -4,7 +4,7 @@
 use super::{Worker, WorkerEvent};
 use crate::responder::AssistantResponse;
 use saki_llm_client::{
-    CancellationToken, ClientError, ContentPart, Request, ResponseStatus, ToolChoice,
+    CancellationToken, ClientError, ContentPart, Request, ResponseStatus, StopReason, ToolChoice,
 };
 
 impl Worker {
@@ -33,7 +33,7 @@ impl Worker {
                 .await;
             let reason = match &result {
                 _ if cancel.is_cancelled() || attempt >= retries => None,
-                Ok(response) => recoverable(response),
+                Ok(response) => recoverable(response, self.config.tool_call_recovery),
                 Err(e) => parser_failure(&e.to_string()),
             };
             let Some(reason) = reason else {
@@ -51,15 +51,23 @@ impl Worker {
 }
 
 /// Why a response is worth trying again, if it is: a local server's parser rejected what
-/// the model wrote (llama.cpp: "... does not match the expected ... format"), or the
-/// response came back with nothing in it.
-fn recoverable(response: &AssistantResponse) -> Option<String> {
+/// the model wrote (llama.cpp: "... does not match the expected ... format"), or, where
+/// small models are expected (`weak`: text-call recovery on), the response came back
+/// with nothing in it and no reason given. A refusal or a content filter is an answer.
+fn recoverable(response: &AssistantResponse, weak: bool) -> Option<String> {
     match response.status {
         ResponseStatus::Failed => response
             .error
             .as_ref()
             .and_then(|e| parser_failure(&e.message)),
         ResponseStatus::Completed | ResponseStatus::Incomplete => {
+            let deliberate = matches!(
+                response.stop_reason,
+                Some(StopReason::ContentFilter | StopReason::MaxTokens)
+            );
+            if !weak || deliberate {
+                return None;
+            }
             let empty = response.content.iter().all(|p| match p {
                 ContentPart::Text { text } | ContentPart::Thinking { text, .. } => {
                     text.trim().is_empty()

@@ -368,6 +368,22 @@ async fn an_empty_response_is_retried_once() {
 }
 
 #[tokio::test]
+async fn an_empty_answer_with_a_reason_or_from_a_strong_model_is_an_answer() {
+    // A content filter that left nothing (a refusal) is not sent again.
+    let mut r = run();
+    r.server.push(Reply::raw_sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n",
+    ));
+    r.completed_turn().await;
+    assert_eq!(r.server.requests().len(), 1);
+    // Without text-call recovery (a provider for strong models) an empty answer stands.
+    let mut r = run_with(|c| c.tool_call_recovery = false);
+    r.server.push(Turn::new());
+    r.completed_turn().await;
+    assert_eq!(r.server.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn a_parser_failure_before_the_stream_is_retried_by_the_worker_alone() {
     let mut r = run();
     r.server.push(Reply::status(

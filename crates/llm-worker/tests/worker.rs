@@ -42,6 +42,9 @@ impl Tool for Probe {
         if input.contains("fail") {
             return Err(ToolError::Failed("probe failed on purpose".into()));
         }
+        if input.contains("panic") {
+            panic!("probe panicked on purpose");
+        }
         Ok(ToolOutput::new(format!(
             "{} ran #{}",
             self.name, ctx.call_index
@@ -523,4 +526,40 @@ async fn usage_is_reported_per_request_and_summed_per_turn() {
         .filter(|e| matches!(e, WorkerEvent::Usage(_)))
         .count();
     assert_eq!(per_request, 2);
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_is_an_error_result_and_the_turn_goes_on() {
+    let (s, mut worker) = setup_with(WireApi::Chat, None, false);
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", r#"{"x":"panic"}"#)
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    s.server.push(Turn::text("done"));
+    let outcome = worker
+        .run_turn("go", CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    let results: Vec<(String, ToolResultStatus)> = worker
+        .history()
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult {
+                content, status, ..
+            } => Some((content.clone(), *status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[0].1, ToolResultStatus::Error);
+    assert!(
+        results[0].0.contains("probe panicked on purpose"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1],
+        ("beta ran #1".to_owned(), ToolResultStatus::Success)
+    );
+    assert_eq!(s.server.requests().len(), 2);
 }

@@ -271,6 +271,7 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
             Err(e) => warnings.push(format!("line {}: unreadable item skipped ({e})", n + 1)),
         }
     }
+    drop_orphan_results(&mut items, &mut warnings);
     for w in &warnings {
         tracing::warn!(session = %meta.id, "{w}");
     }
@@ -281,6 +282,31 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
         path: path.to_path_buf(),
         torn_tail: bytes.last().is_some_and(|b| *b != b'\n'),
     })
+}
+
+/// A tool result whose call is not before it (a hand-edited or damaged log) would be
+/// rejected by every provider; it is left out, with a warning.
+fn drop_orphan_results(items: &mut Vec<Item>, warnings: &mut Vec<String>) {
+    let mut calls = std::collections::HashSet::new();
+    let mut dropped = 0;
+    items.retain(|item| match item {
+        Item::ToolCall { ctx, .. } => {
+            calls.insert(ctx.call_id.clone());
+            true
+        }
+        Item::ToolResult { ctx, .. } if !calls.contains(&ctx.call_id) => {
+            dropped += 1;
+            false
+        }
+        _ => true,
+    });
+    if dropped > 0 {
+        warnings.push(if dropped == 1 {
+            "1 tool result without its call left out".to_owned()
+        } else {
+            format!("{dropped} tool results without their call left out")
+        });
+    }
 }
 
 /// Appends items to one session file, durably.

@@ -251,3 +251,36 @@ fn sessions_are_private_and_old_ones_are_made_so_on_resume() {
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(&sessions), 0o700);
 }
+
+#[test]
+fn orphan_tool_results_are_left_out_on_load_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut w = store.create("/ws", "p", "m", "t", None).unwrap();
+    let result = |id: &str| Item::ToolResult {
+        name: "shell".into(),
+        content: "ok".into(),
+        status: ToolResultStatus::Success,
+        ctx: ctx(id, 0),
+    };
+    for item in [
+        Item::user("go"),
+        result("ghost"),
+        call("c1", 0),
+        result("c1"),
+        result("c1-again-ghost"),
+    ] {
+        w.append(&item).unwrap();
+    }
+    let id = w.meta().id.clone();
+    drop(w);
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(
+        loaded.items,
+        [Item::user("go"), call("c1", 0), result("c1")]
+    );
+    assert_eq!(
+        loaded.warnings,
+        ["2 tool results without their call left out"]
+    );
+}

@@ -169,8 +169,15 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         let _ = quit.send(saki_tui::Action::Quit);
     });
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
-    // The UI is gone: the engine sees its channel close and stops what runs.
-    let _ = engine_task.await;
+    // The UI is gone: the engine sees its channel close and stops what runs. An engine
+    // that panicked closed the UI's channel first; say so, and fail.
+    if let Err(e) = engine_task.await {
+        if e.is_panic() {
+            let message = crate::panics::message(e.into_panic());
+            eprintln!("error: {}", crate::panics::failure(&message));
+            return ExitCode::Internal;
+        }
+    }
     match result {
         Ok(()) => ExitCode::Success,
         Err(e) => {
@@ -242,7 +249,8 @@ fn build(
     ui: UiSender,
     store: Option<SessionStore>,
 ) -> Result<Setup, (ExitCode, String)> {
-    let client = setup::client(&resolved).map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    let client =
+        setup::client(&resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
     let (workspace, sandbox) = setup::shell(&workspace, &resolved, args.run.sandbox)
         .map_err(|e| (ExitCode::Internal, e))?;
     for alert in crate::exec::setup_alerts(&resolved, &sandbox) {

@@ -22,6 +22,9 @@ struct Scanner {
     /// again when something that can end it arrives, so a long held block costs no
     /// quadratic re-parsing.
     settled_upto: usize,
+    /// In the line still growing, the text before this offset holds no line end and no
+    /// tag start: a long line arriving in small pieces is not searched again and again.
+    scanned: usize,
 }
 
 impl Scanner {
@@ -43,11 +46,20 @@ impl Scanner {
                 }
             }
             let rest = &text[self.line_start..];
-            let Some(newline) = rest.find('\n') else {
+            let from = self.scanned.clamp(self.line_start, text.len()) - self.line_start;
+            let Some(newline) = rest[from..].find('\n').map(|i| from + i) else {
                 // The last line is still growing.
-                return match self.undecided(rest) {
+                return match self.undecided(rest, from) {
                     Some(offset) => self.line_start + offset,
-                    None => text.len(),
+                    None => {
+                        // A tag may have begun in the last few bytes.
+                        let mut clear = text.len().saturating_sub(OPEN_TAG.len());
+                        while !text.is_char_boundary(clear) {
+                            clear -= 1;
+                        }
+                        self.scanned = clear.max(self.line_start);
+                        text.len()
+                    }
                 };
             };
             let line = &rest[..=newline];
@@ -89,7 +101,8 @@ impl Scanner {
 
     /// For the growing last line: the offset from which it must wait, if it could still
     /// turn into the start of a call.
-    fn undecided(&self, line: &str) -> Option<usize> {
+    /// `line[..from]` is known to hold no tag start.
+    fn undecided(&self, line: &str, from: usize) -> Option<usize> {
         if self.in_other_fence {
             return None;
         }
@@ -105,13 +118,14 @@ impl Scanner {
             return Some(indent);
         }
         // A tag may be arriving piece by piece: `<tool_` now, `call>` later.
-        if let Some(lt) = line.rfind('<') {
-            let tail = &line[lt..];
+        let fresh = &line[from..];
+        if let Some(lt) = fresh.rfind('<') {
+            let tail = &fresh[lt..];
             if OPEN_TAG.starts_with(tail) || tail.starts_with(OPEN_TAG) {
-                return Some(lt);
+                return Some(from + lt);
             }
         }
-        line.find(OPEN_TAG)
+        fresh.find(OPEN_TAG).map(|i| from + i)
     }
 }
 
