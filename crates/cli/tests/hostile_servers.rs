@@ -54,6 +54,77 @@ fn an_endless_stream_ends_the_turn_with_the_limit_named() {
 }
 
 #[test]
+fn endless_lines_events_and_error_bodies_fail_with_exit_5_and_the_reason() {
+    let cases: Vec<(Reply, &str)> = vec![
+        (
+            Endless::sse("data: {\"choices\":[{\"delta\":{\"content\":\"", "a").into(),
+            "limit of 16 MiB",
+        ),
+        (
+            Endless::sse("", "data: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n").into(),
+            "limit of 16 MiB",
+        ),
+        (
+            Endless::sse("{\"error\":{\"message\":\"overloaded", "z")
+                .status(503, "application/json")
+                .max_bytes(300 * 1024 * 1024)
+                .into(),
+            "overloaded",
+        ),
+    ];
+    let e = env_with(&[]);
+    for (reply, reason) in cases {
+        let server = MockServer::start().unwrap();
+        for _ in 0..5 {
+            server.push(reply.clone());
+        }
+        let out = exec(&e, &server.openai_url(), &["--json"]);
+        assert_eq!(out.status.code(), Some(5), "{reason}");
+        let events = events(&out.stdout);
+        let last = events.last().unwrap();
+        assert_eq!(last["type"], "turn.failed", "{last}");
+        let message = last["error"]["message"].as_str().unwrap();
+        assert!(message.contains(reason), "{message}");
+        assert!(message.len() < 70 * 1024);
+    }
+}
+
+#[test]
+fn a_malformed_event_inside_a_tool_call_fails_the_turn_and_runs_nothing() {
+    let server = MockServer::start().unwrap();
+    let chunk = |args: &str| {
+        format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"write_file","arguments":args}}]}}]})
+        )
+    };
+    let mut body = chunk("{\"path\":\"out.txt\",\"content\":\"KEEP-");
+    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"MIDDLE-\"}}]}}\n\n");
+    body.push_str(&chunk("END\"}"));
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
+    server.push(Reply::raw_sse(body));
+    let e = env_with(&[]);
+    let out = exec(&e, &server.openai_url(), &["--json", "--approval", "yolo"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        !e.ws.join("out.txt").exists(),
+        "the broken call did not run"
+    );
+    let last = events(&out.stdout).pop().unwrap();
+    assert_eq!(last["type"], "turn.failed");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("malformed event inside a tool call"),
+        "{last}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn a_retry_after_no_clock_can_wait_for_does_not_crash() {
     let server = MockServer::start().unwrap();
     let body = r#"{"error":{"message":"slow down"}}"#;
