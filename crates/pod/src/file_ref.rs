@@ -136,7 +136,7 @@ impl FsView {
                 message: "is a directory".into(),
             });
         }
-        let bytes = std::fs::read(&real).map_err(|e| ResolveError::Io {
+        let bytes = saki_tools::common::read_regular(&real).map_err(|e| ResolveError::Io {
             path: path.to_owned(),
             message: e.to_string(),
         })?;

@@ -24,6 +24,34 @@ pub enum StoreError {
     NoneForWorkspace(String),
     #[error("session file {path} has no valid header: {message}")]
     BadHeader { path: PathBuf, message: String },
+    #[error("`{0}` is not a session id (ids are file names without a path; see `saki sessions`)")]
+    BadId(String),
+    #[error(
+        "session {0} is in use by another saki process; two writers would interleave its \
+         log. Wait for it to finish, or start a new session"
+    )]
+    Busy(String),
+}
+
+/// An id names a file in the store and nothing else: no path, no `..`, no hidden file.
+fn check_id(id: &str) -> Result<(), StoreError> {
+    let bad =
+        id.is_empty() || id.starts_with('.') || id.contains(['/', '\\', '\0']) || id.contains("..");
+    if bad {
+        Err(StoreError::BadId(id.to_owned()))
+    } else {
+        Ok(())
+    }
+}
+
+/// One writer per session: an advisory lock held while the file is open for appending
+/// (released when the process ends, however it ends).
+fn lock(file: &File, id: &str, path: &Path) -> Result<(), StoreError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy(id.to_owned())),
+        Err(std::fs::TryLockError::Error(e)) => Err(io(path)(e)),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -155,6 +183,7 @@ impl SessionStore {
             .mode(0o600)
             .open(&path)
             .map_err(io(&path))?;
+        lock(&file, &meta.id, &path)?;
         let mut writer = SessionWriter {
             file,
             path,
@@ -170,6 +199,7 @@ impl SessionStore {
         let path = &loaded.path;
         self.make_private()?;
         let mut file = saki_tools::common::open_private_append(path).map_err(io(path))?;
+        lock(&file, &loaded.meta.id, path)?;
         if loaded.torn_tail {
             file.write_all(b"\n").map_err(io(path))?;
             file.sync_data().map_err(io(path))?;
@@ -182,6 +212,7 @@ impl SessionStore {
     }
 
     pub fn load(&self, id: &str) -> Result<LoadedSession, StoreError> {
+        check_id(id)?;
         let path = self.path_of(id);
         if !path.is_file() {
             return Err(StoreError::NotFound(id.to_owned()));
@@ -211,14 +242,35 @@ impl SessionStore {
         Ok(metas)
     }
 
-    /// The newest session of a workspace.
+    /// The newest session of a workspace. Session files written after it that cannot be
+    /// read (no valid header) are named in its warnings: the person asked for the last
+    /// session, and may have meant one of them.
     pub fn latest_for(&self, workspace: &str) -> Result<LoadedSession, StoreError> {
         let meta = self
             .list()?
             .into_iter()
             .find(|m| m.workspace == workspace)
             .ok_or_else(|| StoreError::NoneForWorkspace(workspace.to_owned()))?;
-        self.load(&meta.id)
+        let mut loaded = self.load(&meta.id)?;
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let chosen = modified(&loaded.path);
+        let entries = std::fs::read_dir(&self.dir).map_err(io(&self.dir))?;
+        let mut skipped: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && *p != loaded.path)
+            .filter(|p| modified(p) > chosen)
+            .filter_map(|p| match read_header(&p) {
+                Err(e) => Some(format!(
+                    "a newer session file was skipped: {e}; resumed {} instead",
+                    meta.id
+                )),
+                Ok(_) => None,
+            })
+            .collect();
+        skipped.sort();
+        loaded.warnings.extend(skipped);
+        Ok(loaded)
     }
 }
 

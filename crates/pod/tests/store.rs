@@ -76,6 +76,10 @@ fn items_round_trip_and_sessions_list_newest_first() {
         Err(StoreError::NoneForWorkspace(_))
     ));
     assert!(matches!(store.load("nope"), Err(StoreError::NotFound(_))));
+    // One writer at a time: while `w` is open, the session is busy.
+    assert!(matches!(store.append_to(&loaded), Err(StoreError::Busy(_))));
+    assert!(matches!(store.load("../x"), Err(StoreError::BadId(_))));
+    drop(w);
     // Appending later continues the same file.
     let mut again = store.append_to(&loaded).unwrap();
     again.append(&Item::user("more")).unwrap();

@@ -14,6 +14,40 @@ pub fn failed(e: impl std::fmt::Display) -> ToolError {
     ToolError::Failed(e.to_string())
 }
 
+/// Reads a regular file whole. Anything else (a FIFO, a device, a socket) is refused
+/// without blocking: opening a FIFO to read waits for a writer forever, and a device may
+/// never end. The check is made on the opened file, so a swap after a look cannot fool it.
+pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = meta.file_type();
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{what}, not a regular file; not read"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).min(1 << 26));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// The largest prefix of `s` that fits in `max` bytes and ends on a char boundary.
 pub fn prefix_at_boundary(s: &str, max: usize) -> &str {
     if s.len() <= max {

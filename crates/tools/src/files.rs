@@ -54,8 +54,8 @@ impl Tool for ReadFile {
                 args.path, listing.content
             )));
         }
-        let bytes =
-            std::fs::read(&path).map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
+        let bytes = crate::common::read_regular(&path)
+            .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
         if looks_binary(&bytes) {
             return Err(failed(format!(
                 "{} is a binary file ({} bytes); not shown",
@@ -201,8 +201,8 @@ impl Tool for Edit {
             ));
         }
         let path = self.0.resolve(&args.path).map_err(failed)?;
-        let bytes =
-            std::fs::read(&path).map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
+        let bytes = crate::common::read_regular(&path)
+            .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
         if looks_binary(&bytes) {
             return Err(failed(format!("{} is a binary file", args.path)));
         }

@@ -148,6 +148,34 @@ async fn read_file_forgives_what_small_models_get_wrong() {
 }
 
 #[tokio::test]
+async fn special_files_are_refused_without_blocking() {
+    let f = fixture();
+    let fifo = f.ws().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // A FIFO with no writer would block a plain open for reading forever.
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        f.call("read_file", json!({"path": "pipe"})),
+    )
+    .await
+    .expect("read_file on a FIFO returned");
+    let err = read.unwrap_err();
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    let edit = f
+        .call(
+            "edit",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(edit.contains("a FIFO"), "{edit}");
+}
+
+#[tokio::test]
 async fn paths_cannot_escape_the_workspace() {
     let f = fixture();
     for path in ["../secret.txt", "src/../../secret.txt"] {

@@ -94,6 +94,12 @@ impl Engine {
             self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
             return;
         };
+        // This process holds the current session's lock: resuming it is a no-op, not a
+        // second writer.
+        if bridge::recorder(&self.slot).is_some_and(|r| r.id() == id) {
+            self.alert(Level::Info, format!("session {id} is the current session"));
+            return;
+        }
         match store.load(id) {
             Ok(loaded) => self.continue_loaded(loaded),
             Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),

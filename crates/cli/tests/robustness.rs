@@ -1,0 +1,153 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Sessions and tools under odd conditions, with real processes: two writers on one
+//! session, ids that are paths, a corrupt newest session, a FIFO named with `@path`.
+
+mod common;
+
+use common::{env_with, events, Env};
+use saki_testkit::{MockServer, Turn};
+use std::time::{Duration, Instant};
+
+fn exec(e: &Env, server: &MockServer, args: &[&str]) -> std::process::Command {
+    let mut cmd = e.cmd();
+    cmd.args(["exec", "--base-url", &server.openai_url(), "--model", "m"])
+        .args(args);
+    cmd
+}
+
+fn first_session(e: &Env, server: &MockServer) -> String {
+    server.push(Turn::text("first"));
+    let out = exec(e, server, &["--json", "one"]).output().unwrap();
+    assert!(out.status.success());
+    events(&out.stdout)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_second_writer_on_one_session_is_refused_with_exit_2() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    let id = first_session(&e, &server);
+    // The first resume holds the session while its answer streams slowly.
+    server.push(Turn::text("slow answer").chunk_delay(Duration::from_millis(400)));
+    let mut holder = exec(&e, &server, &["--resume", &id, "two"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = exec(&e, &server, &["--resume", &id, "three"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("in use by another saki process"),
+        "{stderr}"
+    );
+    assert!(holder.wait().unwrap().success());
+    assert_eq!(server.requests().len(), 2, "the second writer sent nothing");
+    // Once the first is done, the session can be resumed again.
+    server.push(Turn::text("later"));
+    assert!(exec(&e, &server, &["--resume", &id, "four"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+}
+
+#[test]
+fn a_resume_id_that_is_a_path_is_refused() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    let outside = e.home.path().join("data.jsonl");
+    std::fs::write(&outside, "not a session\n").unwrap();
+    for id in [
+        e.home.path().join("data").display().to_string(),
+        "../../data".to_owned(),
+        ".hidden".to_owned(),
+    ] {
+        let out = exec(&e, &server, &["--resume", &id, "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{id}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is not a session id"), "{id}: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "not a session\n"
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_corrupt_newest_session_is_named_when_last_resumes_an_older_one() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    let id = first_session(&e, &server);
+    std::thread::sleep(Duration::from_millis(20));
+    let dir = e.home.path().join(".local/share/saki/sessions");
+    std::fs::write(dir.join("zz-newer.jsonl"), "{\"type\":\"sess").unwrap();
+    server.push(Turn::text("second"));
+    let out = exec(&e, &server, &["--json", "--last", "two"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let events = events(&out.stdout);
+    assert_eq!(events[0]["session_id"], id.as_str());
+    let alert = events
+        .iter()
+        .find(|e| e["type"] == "alert")
+        .expect("an alert");
+    let message = alert["message"].as_str().unwrap();
+    assert!(
+        message.contains("a newer session file was skipped") && message.contains(&id),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_fifo_named_with_at_path_does_not_hang_the_run() {
+    let e = env_with(&[]);
+    let fifo = e.ws.join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("ok"));
+    let mut child = exec(&e, &server, &["--json", "look at @pipe"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("saki hung on a FIFO named with @path");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    let alert = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "alert")
+        .expect("an alert about @pipe");
+    assert!(
+        alert["message"].as_str().unwrap().contains("FIFO"),
+        "{alert}"
+    );
+}
