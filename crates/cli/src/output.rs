@@ -111,6 +111,9 @@ pub struct JsonItems {
     next_item: Arc<AtomicUsize>,
     /// Ids of calls recovered from text (`"recovered": true` on their `tool_call`).
     recovered: Arc<Mutex<std::collections::HashSet<String>>>,
+    /// Item ids of tool results that started and are not complete yet, by call id: one
+    /// item, one id, from `item.started` to `item.completed`.
+    running: Arc<Mutex<std::collections::HashMap<String, String>>>,
 }
 
 /// Per-block state: the item id and the text so far.
@@ -189,6 +192,10 @@ impl Handler<ThinkingBlockKind> for JsonItems {
 }
 
 impl JsonItems {
+    fn running(&self) -> MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn recovered(&self) -> MutexGuard<'_, std::collections::HashSet<String>> {
         self.recovered
             .lock()
@@ -228,8 +235,10 @@ impl JsonItems {
                 &json!({"type": "alert", "level": "warn", "message": format!("{reason}; trying again")}),
             ),
             WorkerEvent::ToolStarted { name, ctx } => {
+                let id = self.next_id();
+                self.running().insert(ctx.call_id.clone(), id.clone());
                 emit(
-                    &json!({"type": "item.started", "item": {"id": self.next_id(), "kind": "tool_result",
+                    &json!({"type": "item.started", "item": {"id": id, "kind": "tool_result",
                     "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index, "name": name}}),
                 );
             }
@@ -239,8 +248,10 @@ impl JsonItems {
                 status,
                 ctx,
             }) => {
+                let started = self.running().remove(&ctx.call_id);
+                let id = started.unwrap_or_else(|| self.next_id());
                 emit(
-                    &json!({"type": "item.completed", "item": {"id": self.next_id(), "kind": "tool_result",
+                    &json!({"type": "item.completed", "item": {"id": id, "kind": "tool_result",
                     "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index,
                     "name": name, "status": status, "output": content}}),
                 );

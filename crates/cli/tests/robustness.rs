@@ -151,3 +151,27 @@ fn a_fifo_named_with_at_path_does_not_hang_the_run() {
         "{alert}"
     );
 }
+
+#[test]
+fn a_tool_result_keeps_one_id_from_started_to_completed() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    let server = MockServer::start().unwrap();
+    server.push(
+        Turn::new()
+            .with_tool_call("c1", "read_file", r#"{"path":"a.txt"}"#)
+            .with_tool_call("c2", "ls", "{}"),
+    );
+    server.push(Turn::text("done"));
+    let out = exec(&e, &server, &["--json", "look"]).output().unwrap();
+    assert!(out.status.success());
+    let events = events(&out.stdout);
+    for call in ["c1", "c2"] {
+        let ids: Vec<&str> = events
+            .iter()
+            .filter(|e| e["item"]["kind"] == "tool_result" && e["item"]["call_id"] == call)
+            .map(|e| e["item"]["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 2, "{call}: {ids:?}");
+        assert_eq!(ids[0], ids[1], "{call}");
+    }
+}
