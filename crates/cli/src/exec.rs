@@ -225,6 +225,10 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
+    if let Some(message) = too_long(&prompt, &resolved) {
+        failed(json_mode, "usage", &message);
+        return ExitCode::Usage;
+    }
     let client = match setup::client(&resolved) {
         Ok(c) => c,
         Err(e) => {
@@ -380,6 +384,23 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         printer,
     };
     follow_ups.run(&mut worker, cancel).await
+}
+
+/// Why a prompt cannot be sent, when it alone does not fit the model's window (less the
+/// reserved output): compaction cannot shrink the person's own words, and the provider
+/// would only refuse it after the upload.
+fn too_long(prompt: &str, resolved: &crate::config::Resolved) -> Option<String> {
+    let window = resolved.limits.context_window?;
+    let usable = window.saturating_sub(resolved.reserved_output());
+    let tokens = saki_pod::estimate_tokens(prompt) as u64;
+    (tokens > usable).then(|| {
+        format!(
+            "the prompt is about {tokens} tokens ({} bytes), more than the {usable} the model's \
+             window holds; put the text in a file and name it with @path (read with a cap), \
+             or shorten it",
+            prompt.len()
+        )
+    })
 }
 
 fn read_prompt(arg: Option<&str>) -> Result<String, String> {

@@ -175,3 +175,26 @@ fn a_tool_result_keeps_one_id_from_started_to_completed() {
         assert_eq!(ids[0], ids[1], "{call}");
     }
 }
+
+#[test]
+fn a_prompt_larger_than_the_window_is_refused_before_sending() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    let big = "word ".repeat(1024 * 1024); // 5 MiB, about 1.3M tokens
+    let mut child = exec(&e, &server, &["--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), big.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let last = events(&out.stdout).pop().unwrap();
+    let message = last["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than the") && message.contains("@path"),
+        "{message}"
+    );
+    assert!(server.requests().is_empty());
+}
