@@ -10,9 +10,10 @@ use crate::item::Item;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
+use std::process::Output;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 pub enum HookEvent {
@@ -154,13 +155,26 @@ async fn run_one(hook: &HookConfig, cwd: &PathBuf, input: &Value) -> HookDecisio
             return HookDecision::Continue;
         }
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let bytes = input.to_string();
-        // A hook that does not read its input is fine.
-        let _ = stdin.write_all(bytes.as_bytes()).await;
-    }
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(o)) => o,
+    // The timeout covers the whole exchange: a hook that never reads a large input (or
+    // never closes its output) cannot hold the turn longer than it.
+    let bytes = input.to_string();
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let exchange = async {
+        let write = async {
+            if let Some(mut stdin) = stdin {
+                // A hook that does not read its input is fine.
+                let _ = stdin.write_all(bytes.as_bytes()).await;
+            }
+        };
+        let ((), stdout, stderr) = tokio::join!(write, read_capped(stdout), read_capped(stderr));
+        child.wait().await.map(|status| (status, stdout, stderr))
+    };
+    let output = match tokio::time::timeout(timeout, exchange).await {
+        Ok(Ok((status, stdout, stderr))) => Output {
+            status,
+            stdout,
+            stderr,
+        },
         Ok(Err(e)) => {
             tracing::warn!(command = %hook.command, error = %e, "hook failed");
             return HookDecision::Continue;
@@ -192,6 +206,20 @@ async fn run_one(hook: &HookConfig, cwd: &PathBuf, input: &Value) -> HookDecisio
             HookDecision::Continue
         }
     }
+}
+
+/// The most of a hook's stdout or stderr that is read (a reason, a small JSON reply).
+const HOOK_OUTPUT_MAX_BYTES: u64 = 64 * 1024;
+
+async fn read_capped(stream: Option<impl tokio::io::AsyncRead + Unpin>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(stream) = stream {
+        let _ = stream
+            .take(HOOK_OUTPUT_MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .await;
+    }
+    bytes
 }
 
 /// Adapts hooks onto the Worker's interceptor points, keeping them read-only.
@@ -265,5 +293,50 @@ impl Interceptor for HookInterceptor {
             )
             .await;
         TurnEndAction::Finish
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks(command: &str, timeout_secs: u64) -> Hooks {
+        let mut hooks = Hooks::new(std::env::temp_dir());
+        hooks.add(
+            HookEvent::PreToolUse,
+            HookConfig {
+                command: command.into(),
+                matcher: None,
+                timeout_secs: Some(timeout_secs),
+            },
+        );
+        hooks
+    }
+
+    #[tokio::test]
+    async fn the_timeout_covers_writing_an_input_the_hook_never_reads() {
+        // 4 MiB of input, far past a pipe buffer; the hook never reads it and would
+        // leave a mark only after 30 s.
+        let dir = tempfile::tempdir().unwrap();
+        let mark = dir.path().join("mark");
+        let payload = json!({"tool_input": "x".repeat(4 * 1024 * 1024)});
+        let decision = hooks(&format!("sleep 30; touch {}", mark.display()), 1)
+            .run(HookEvent::PreToolUse, Some("shell"), payload)
+            .await;
+        assert_eq!(decision, HookDecision::Continue);
+        assert!(!mark.exists(), "the hook was ended by its timeout");
+    }
+
+    #[tokio::test]
+    async fn a_hook_reason_is_read_with_a_cap() {
+        let decision = hooks("head -c 1000000 /dev/zero | tr '\\0' r >&2; exit 2", 10)
+            .run(HookEvent::PreToolUse, Some("shell"), json!({}))
+            .await;
+        match decision {
+            HookDecision::Block(reason) => {
+                assert_eq!(reason.len() as u64, HOOK_OUTPUT_MAX_BYTES);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
