@@ -32,7 +32,12 @@ impl Worker {
             .iter()
             .map(|c| call_key(&c.name, &c.arguments))
             .collect();
+        let mut cancelled = false;
         for (i, call) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                cancelled = true;
+                break;
+            }
             let checked = match self.tools.check_arguments(&call.name, &call.arguments) {
                 Ok(checked) => checked,
                 Err(e) => {
@@ -68,14 +73,40 @@ impl Worker {
                 ctx: call.ctx.clone(),
             };
             for interceptor in &self.interceptors {
-                if let ToolAction::Deny(reason) = interceptor.pre_tool_call(&info).await {
-                    results[i] = Some((format!("denied: {reason}"), ToolResultStatus::Denied));
-                    break;
+                // Cancel means stop, also while an approval is being asked.
+                let action = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => None,
+                    action = interceptor.pre_tool_call(&info) => Some(action),
+                };
+                match action {
+                    None => {
+                        cancelled = true;
+                        break;
+                    }
+                    Some(ToolAction::Deny(reason)) => {
+                        results[i] = Some((format!("denied: {reason}"), ToolResultStatus::Denied));
+                        break;
+                    }
+                    Some(_) => {}
                 }
+            }
+            if cancelled {
+                break;
             }
             inputs[i] = Some(info.input.to_string());
             checks[i] = Some(checked);
             infos[i] = Some(info);
+        }
+        if cancelled {
+            for (i, result) in results.iter_mut().enumerate() {
+                if result.is_none() && same_as[i].is_none() {
+                    *result = Some((
+                        "cancelled by the user before it ran".to_owned(),
+                        ToolResultStatus::Cancelled,
+                    ));
+                }
+            }
         }
         // Run the approved calls in parallel.
         let mut running = FuturesUnordered::new();
@@ -97,7 +128,6 @@ impl Worker {
                 (i, call.await)
             });
         }
-        let mut cancelled = false;
         while !running.is_empty() {
             tokio::select! {
                 biased;
@@ -132,7 +162,8 @@ impl Worker {
                 content = checked.annotate(content);
             }
             guard.record(keys[i].clone(), status, &content);
-            if let Some(info) = infos[i].take() {
+            // After a cancel no hook runs: cancel means stop.
+            if let Some(info) = infos[i].take().filter(|_| !cancelled) {
                 let result = ToolResultInfo {
                     call: info,
                     content: content.clone(),

@@ -563,3 +563,62 @@ async fn a_tool_that_panics_is_an_error_result_and_the_turn_goes_on() {
     );
     assert_eq!(s.server.requests().len(), 2);
 }
+
+/// An approval that is never answered, and a record of post-call hooks.
+struct NeverAnswers {
+    asked: Arc<Mutex<usize>>,
+    post: Arc<Mutex<usize>>,
+}
+
+#[async_trait::async_trait]
+impl Interceptor for NeverAnswers {
+    async fn pre_tool_call(&self, _call: &ToolCallInfo) -> ToolAction {
+        *self.asked.lock().unwrap() += 1;
+        std::future::pending().await
+    }
+    async fn post_tool_call(&self, _result: &ToolResultInfo) {
+        *self.post.lock().unwrap() += 1;
+    }
+}
+
+#[tokio::test]
+async fn cancel_while_an_approval_is_asked_stops_the_batch_and_runs_no_hook() {
+    let (s, mut worker) = setup_with(WireApi::Chat, None, false);
+    let asked = Arc::new(Mutex::new(0));
+    let post = Arc::new(Mutex::new(0));
+    worker.add_interceptor(Arc::new(NeverAnswers {
+        asked: asked.clone(),
+        post: post.clone(),
+    }));
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let waiting = asked.clone();
+    tokio::spawn(async move {
+        while *waiting.lock().unwrap() == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        trigger.cancel();
+    });
+    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    assert_eq!(outcome.status, TurnStatus::Cancelled);
+    assert_well_formed(worker.history());
+    let r = results(worker.history());
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter().all(|x| x.1 == ToolResultStatus::Cancelled),
+        "{r:?}"
+    );
+    assert!(s.seen.lock().unwrap().is_empty(), "nothing ran");
+    assert_eq!(
+        *asked.lock().unwrap(),
+        1,
+        "the second call was never asked about"
+    );
+    assert_eq!(*post.lock().unwrap(), 0, "no hook after a cancel");
+    assert_eq!(s.server.requests().len(), 1);
+}
