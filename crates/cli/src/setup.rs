@@ -215,6 +215,7 @@ pub fn shell(
     };
     let mut workspace = workspace.clone();
     workspace.set_shell_runtime(Arc::new(runtime));
+    workspace.set_output_cap(resolved.tool_output_max_bytes);
     Ok((Arc::new(workspace), status))
 }
 

@@ -198,3 +198,41 @@ fn a_prompt_larger_than_the_window_is_refused_before_sending() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn tool_output_max_bytes_caps_every_tool() {
+    let long: String = (0..2000).map(|i| format!("line {i} of text\n")).collect();
+    let e = env_with(&[("big.txt", &long)]);
+    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
+    std::fs::write(
+        e.home.path().join("config/saki/config.toml"),
+        "tool_output_max_bytes = 2048\n",
+    )
+    .unwrap();
+    let server = MockServer::start().unwrap();
+    server.push(
+        Turn::new()
+            .with_tool_call("c1", "read_file", r#"{"path":"big.txt"}"#)
+            .with_tool_call("c2", "grep", r#"{"pattern":"line"}"#)
+            .with_tool_call("c3", "shell", r#"{"command":"cat big.txt"}"#),
+    );
+    server.push(Turn::text("done"));
+    let out = exec(&e, &server, &["--json", "--approval", "yolo", "look"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outputs: Vec<String> = events(&out.stdout)
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .map(|e| e["item"]["output"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(outputs.len(), 3);
+    for output in &outputs {
+        assert!(output.len() < 2048 + 200, "{} bytes", output.len());
+        assert!(output.contains("line 0"), "{output}");
+    }
+}

@@ -1,8 +1,6 @@
 //! read_file, write_file and edit.
 
-use crate::common::{
-    failed, looks_binary, parse_args, prefix_at_boundary, write_atomic, TOOL_OUTPUT_MAX_BYTES,
-};
+use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary, write_atomic};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
@@ -64,12 +62,17 @@ impl Tool for ReadFile {
             )));
         }
         let text = String::from_utf8_lossy(&bytes);
-        Ok(render_lines(&text, args.offset.unwrap_or(1), args.limit))
+        Ok(render_lines(
+            &text,
+            args.offset.unwrap_or(1),
+            args.limit,
+            self.0.output_cap(),
+        ))
     }
 }
 
 /// Selects lines and caps the output, saying how to read on when cut.
-fn render_lines(text: &str, offset: usize, limit: Option<usize>) -> ToolOutput {
+fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> ToolOutput {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total = lines.len();
     let mut first = offset.max(1);
@@ -86,9 +89,9 @@ fn render_lines(text: &str, offset: usize, limit: Option<usize>) -> ToolOutput {
     let mut out = note;
     let mut shown = 0;
     for line in wanted {
-        if out.len() + line.len() > TOOL_OUTPUT_MAX_BYTES {
+        if out.len() + line.len() > cap {
             if shown == 0 {
-                out.push_str(prefix_at_boundary(line, TOOL_OUTPUT_MAX_BYTES));
+                out.push_str(prefix_at_boundary(line, cap));
                 shown = 1;
             }
             break;
@@ -237,7 +240,7 @@ impl Tool for Edit {
         );
         Ok(ToolOutput::new(format!(
             "{summary}\n{}",
-            prefix_at_boundary(&diff, TOOL_OUTPUT_MAX_BYTES)
+            prefix_at_boundary(&diff, self.0.output_cap())
         ))
         .with_summary(summary))
     }

@@ -2,6 +2,7 @@
 //! the shell safety classifier.
 
 pub mod approval;
+pub mod capped;
 pub mod common;
 mod files;
 pub mod grants;
@@ -48,7 +49,8 @@ pub fn rank_of(name: &str) -> u32 {
 
 /// The built-in tools, bound to one workspace.
 pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
-    vec![
+    let cap = workspace.output_cap();
+    let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(files::ReadFile(workspace.clone())),
         Arc::new(files::WriteFile(workspace.clone())),
         Arc::new(files::Edit(workspace.clone())),
@@ -56,7 +58,11 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(listing::Glob(workspace.clone())),
         Arc::new(grep::Grep(workspace.clone())),
         Arc::new(shell::Shell(workspace)),
-    ]
+    ];
+    tools
+        .into_iter()
+        .map(|tool| Arc::new(capped::Capped::new(tool, cap)) as Arc<dyn Tool>)
+        .collect()
 }
 
 /// A tool server holding the built-in tools.

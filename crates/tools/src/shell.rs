@@ -7,7 +7,7 @@
 //! kills every process it leaves behind, also ones that left the process group. Either
 //! way it gets the scrubbed environment of [`crate::shell_env`].
 
-use crate::common::{parse_args, prefix_at_boundary, suffix_at_boundary, TOOL_OUTPUT_MAX_BYTES};
+use crate::common::{parse_args, prefix_at_boundary, suffix_at_boundary};
 use crate::sandbox::{SandboxPolicy, HELPER_SUBCOMMAND};
 use crate::shell_env::{self, ShellEnvConfig, ShellEnvError};
 use crate::workspace::Workspace;
@@ -95,41 +95,49 @@ struct ShellArgs {
 }
 
 /// Keeps the first and the last bytes of a long output.
-#[derive(Default)]
 struct HeadTail {
     head: Vec<u8>,
     tail: Vec<u8>,
     total: usize,
+    /// Half of the output cap: what is kept of each end.
+    half: usize,
 }
 
 impl HeadTail {
-    const HALF: usize = TOOL_OUTPUT_MAX_BYTES / 2;
+    fn new(cap: usize) -> Self {
+        Self {
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            half: cap / 2,
+        }
+    }
 
     fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len();
-        let room = Self::HALF.saturating_sub(self.head.len());
+        let room = self.half.saturating_sub(self.head.len());
         let take = room.min(bytes.len());
         self.head.extend_from_slice(&bytes[..take]);
         bytes = &bytes[take..];
         self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 4 * Self::HALF {
-            self.tail.drain(..self.tail.len() - Self::HALF);
+        if self.tail.len() > 4 * self.half {
+            self.tail.drain(..self.tail.len() - self.half);
         }
     }
 
     fn render(&self) -> String {
         let head = String::from_utf8_lossy(&self.head);
         let tail = String::from_utf8_lossy(&self.tail);
-        if self.head.len() + self.tail.len() <= TOOL_OUTPUT_MAX_BYTES
+        if self.head.len() + self.tail.len() <= 2 * self.half
             && self.total == self.head.len() + self.tail.len()
         {
             return format!("{head}{tail}");
         }
-        let tail = suffix_at_boundary(&tail, Self::HALF);
-        let omitted = self.total - prefix_at_boundary(&head, Self::HALF).len() - tail.len();
+        let tail = suffix_at_boundary(&tail, self.half);
+        let omitted = self.total - prefix_at_boundary(&head, self.half).len() - tail.len();
         format!(
             "{}\n[...{omitted} bytes of output omitted...]\n{tail}",
-            prefix_at_boundary(&head, Self::HALF)
+            prefix_at_boundary(&head, self.half)
         )
     }
 }
@@ -243,7 +251,7 @@ impl Tool for Shell {
             helper: launcher.is_some(),
             leader_done: false,
         };
-        let output = Arc::new(Mutex::new(HeadTail::default()));
+        let output = Arc::new(Mutex::new(HeadTail::new(self.0.output_cap())));
         let readers: Vec<_> = [
             child.stdout.take().map(|r| pump(r, output.clone())),
             child.stderr.take().map(|r| pump(r, output.clone())),

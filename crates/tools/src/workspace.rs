@@ -22,6 +22,8 @@ pub struct Workspace {
     /// How shell commands run here (environment, temp dir, sandbox); `None`: a scrubbed
     /// copy of saki's environment and no sandbox.
     shell: Option<Arc<ShellRuntime>>,
+    /// Most bytes of one tool's output the model sees (`tool_output_max_bytes`).
+    output_cap: usize,
 }
 
 impl Workspace {
@@ -29,7 +31,17 @@ impl Workspace {
         Ok(Self {
             roots: vec![root.as_ref().canonicalize()?],
             shell: None,
+            output_cap: crate::common::TOOL_OUTPUT_MAX_BYTES,
         })
+    }
+
+    /// Caps every tool's output at `bytes` (at least 1 KiB, so a notice still fits).
+    pub fn set_output_cap(&mut self, bytes: usize) {
+        self.output_cap = bytes.max(1024);
+    }
+
+    pub fn output_cap(&self) -> usize {
+        self.output_cap
     }
 
     /// Shell commands in this workspace run as `runtime` says.

@@ -1,0 +1,85 @@
+//! The last word on output size: whatever a tool returns, the model sees at most the
+//! workspace's output cap (`tool_output_max_bytes`). Tools that can cut more usefully
+//! (`read_file` by lines, `shell` head and tail) do so below the cap themselves; this
+//! catches the rest (`grep`, `ls`, `glob` lists of long lines) with a notice.
+
+use crate::common::prefix_at_boundary;
+use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
+use serde_json::Value;
+use std::sync::Arc;
+
+pub struct Capped {
+    inner: Arc<dyn Tool>,
+    cap: usize,
+}
+
+impl Capped {
+    pub fn new(inner: Arc<dyn Tool>, cap: usize) -> Self {
+        Self { inner, cap }
+    }
+}
+
+/// Room for the notices that tools which cut their own output add past the cap ("use
+/// offset=… to read more", the shell's exit code): those outputs are left whole.
+const NOTICE_ROOM: usize = 512;
+
+/// `content` cut at `cap` bytes (on a line end when one is near), with a notice.
+pub fn cap_output(content: String, cap: usize) -> String {
+    if content.len() <= cap + NOTICE_ROOM {
+        return content;
+    }
+    let head = prefix_at_boundary(&content, cap);
+    let head = match head.rfind('\n') {
+        Some(end) if end > cap / 2 => &head[..=end],
+        _ => head,
+    };
+    format!(
+        "{head}\n[...truncated: {} of {} bytes shown; narrow the request to see the rest]",
+        head.len(),
+        content.len()
+    )
+}
+
+#[async_trait::async_trait]
+impl Tool for Capped {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn rank(&self) -> u32 {
+        self.inner.rank()
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn input_schema(&self) -> Value {
+        self.inner.input_schema()
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let mut output = self.inner.execute(input, ctx).await?;
+        output.content = cap_output(std::mem::take(&mut output.content), self.cap);
+        Ok(output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_output_is_cut_on_a_line_with_a_notice() {
+        assert_eq!(cap_output("short".into(), 1024), "short");
+        let lines: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let cut = cap_output(lines.clone(), 1024);
+        assert!(cut.len() < 1024 + 100);
+        let within = "x".repeat(1024 + NOTICE_ROOM);
+        assert_eq!(cap_output(within.clone(), 1024), within);
+        assert!(cut.contains("\nline 1"));
+        assert!(cut.ends_with("bytes shown; narrow the request to see the rest]"));
+        let before_notice = cut.split("\n[...truncated").next().unwrap();
+        assert!(before_notice.ends_with('\n'), "{before_notice:?}");
+    }
+}
