@@ -229,6 +229,8 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         failed(json_mode, "usage", &message);
         return ExitCode::Usage;
     }
+    // Before anything reads or writes the workspace: what a killed saki left is repaired.
+    let recovered = setup::recover();
     let client = match setup::client(&resolved) {
         Ok(c) => c,
         Err(e) => {
@@ -297,6 +299,10 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             .map_err(|e| e.to_string())
         });
     let mut alerts = setup_alerts(&resolved, &sandbox);
+    alerts.extend(recovered.into_iter().map(|message| Alert {
+        level: AlertLevel::Warn,
+        message,
+    }));
     let recorder = match opened {
         Ok(opened) => {
             worker.set_history(opened.history);

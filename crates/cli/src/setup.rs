@@ -7,7 +7,6 @@ use crate::exit::ExitCode;
 use nix::sys::signal::Signal;
 use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError};
 use saki_llm_worker::hook::Hooks;
-use saki_pod::SessionStore;
 use saki_pod::{CompactionSettings, Compactor, FsView};
 use saki_tools::sandbox::{self, SandboxMode, SandboxPolicy, SandboxStatus};
 use saki_tools::{ShellRuntime, Workspace};
@@ -64,6 +63,19 @@ pub fn resolve(
         }
     }
     Ok((resolved, hooks))
+}
+
+/// Before anything is written: tells the tools where saki keeps its repair records (the
+/// data directory), and repairs what an earlier saki killed mid-write left — its
+/// temporary files are removed. Returns what the person should be told.
+pub fn recover() -> Vec<String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let Some(data) = saki_tools::state::default_data_dir(&env) else {
+        return Vec::new();
+    };
+    saki_tools::state::set_data_dir(data.clone());
+    saki_tools::atomic::clean_stale(&data.join(saki_tools::atomic::INFLIGHT_DIR));
+    Vec::new()
 }
 
 /// What a session needs before its first request: the local server when `--local` asks
@@ -179,7 +191,7 @@ pub fn shell(
     // saki's own config (keys, trust) and data (sessions) are never for commands.
     let mut deny: Vec<PathBuf> = config::global_config_dir(&env)
         .into_iter()
-        .chain(SessionStore::default_dir(&env).and_then(|d| d.parent().map(PathBuf::from)))
+        .chain(saki_tools::state::default_data_dir(&env))
         .collect();
     for path in &resolved.sandbox.deny_read {
         deny.push(match (path.strip_prefix("~/"), &home) {

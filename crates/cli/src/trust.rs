@@ -149,7 +149,7 @@ pub fn record(config: &Path, dir: &Path, decision: Decision) -> Result<bool, Tru
     };
     let parent = config.parent().ok_or(TrustError::NoConfigDir)?;
     std::fs::create_dir_all(parent).map_err(write_err)?;
-    saki_tools::common::write_atomic(config, doc.to_string().as_bytes()).map_err(write_err)?;
+    saki_tools::atomic::write_atomic(config, doc.to_string().as_bytes()).map_err(write_err)?;
     Ok(true)
 }
 

@@ -123,11 +123,7 @@ impl SessionStore {
 
     /// `$XDG_DATA_HOME/saki/sessions`, defaulting to `~/.local/share/saki/sessions`.
     pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-        env("XDG_DATA_HOME")
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-            .map(|d| d.join("saki").join("sessions"))
+        saki_tools::state::default_data_dir(env).map(|d| d.join("sessions"))
     }
 
     pub fn dir(&self) -> &Path {

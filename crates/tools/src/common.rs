@@ -77,29 +77,6 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
 }
 
-/// Writes atomically: a temporary file in the same directory, then a rename. An
-/// existing file's permissions are kept; a new file is 0644. Parent directories are created.
-pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".saki-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(contents)?;
-    tmp.as_file().sync_all()?;
-    // A temp file is created 0600; a new file gets the usual 0644 instead.
-    let permissions = permissions.unwrap_or_else(|| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::Permissions::from_mode(0o644)
-    });
-    std::fs::set_permissions(tmp.path(), permissions)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// Creates `dir` (and missing parents) readable by this user only, and makes an existing
 /// `dir` so: for what saki writes about the person's work (sessions, logs).
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {

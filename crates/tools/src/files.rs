@@ -1,6 +1,7 @@
 //! read_file, write_file and edit.
 
-use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary, write_atomic};
+use crate::atomic::write_atomic;
+use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;

@@ -2,6 +2,7 @@
 //! the shell safety classifier.
 
 pub mod approval;
+pub mod atomic;
 pub mod capped;
 pub mod common;
 mod files;
@@ -13,6 +14,7 @@ pub mod sanitize;
 pub mod shell;
 pub mod shell_env;
 pub mod shell_safety;
+pub mod state;
 pub mod workspace;
 
 pub use approval::{

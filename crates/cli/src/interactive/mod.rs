@@ -136,6 +136,13 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             return code;
         }
     };
+    // Before anything reads or writes the workspace: what a killed saki left is repaired.
+    for message in setup::recover() {
+        let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
+            level: saki_tui::Level::Warn,
+            message,
+        });
+    }
     let setup = match resolved.and_then(|(resolved, hooks)| {
         build(&args, resolved, hooks, workspace.clone(), ui_tx, store.ok())
     }) {

@@ -195,24 +195,15 @@ fn apply_one(
     write_atomic_from(source, target).map_err(|e| ApplyError::Io(e.to_string()))
 }
 
-/// `saki_tools::common::write_atomic`, but copying from a file: a temporary file next
-/// to the target, synced, then renamed over it; the target's permissions are kept, a
-/// new file gets the overlay file's.
+/// The overlay file written over `target` with `saki_tools::atomic`'s one atomic write
+/// (temporary file beside it, fsync, rename; the target's permissions are kept, a new
+/// file gets the overlay file's).
 fn write_atomic_from(source: &Path, target: &Path) -> Result<(), OverlayError> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_error(dir))?;
-    let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
-    let tmp = tempfile::Builder::new()
-        .prefix(".saki-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io_error(dir))?;
-    // Copies the overlay file's permission bits too.
-    std::fs::copy(source, tmp.path()).map_err(io_error(target))?;
-    if let Some(p) = permissions {
-        std::fs::set_permissions(tmp.path(), p).map_err(io_error(target))?;
-    }
-    tmp.as_file().sync_all().map_err(io_error(target))?;
-    tmp.persist(target).map_err(|e| io_error(target)(e.error))?;
-    Ok(())
+    use std::os::unix::fs::PermissionsExt;
+    let bytes = std::fs::read(source).map_err(io_error(source))?;
+    let mode = std::fs::metadata(source)
+        .map_err(io_error(source))?
+        .permissions()
+        .mode();
+    saki_tools::atomic::write_atomic_mode(target, &bytes, mode & 0o7777).map_err(io_error(target))
 }

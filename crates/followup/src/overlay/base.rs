@@ -5,12 +5,9 @@ use super::{io_error, OverlayError};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 const PREFIX: &str = "saki-overlay-";
 const KEPT_PREFIX: &str = "saki-kept-";
-/// Without /proc there is no cheap liveness check; a day is far beyond any speculation.
-const STALE_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -79,35 +76,24 @@ fn overlay_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Removes overlays under `base` left by processes that are gone: on Linux, those
-/// whose pid has no `/proc/<pid>`; elsewhere, those older than a day. This process's
-/// overlays, kept overlays and anything else are left alone. Returns what was removed.
+/// Removes overlays under `base` left by processes that are gone
+/// ([`saki_tools::state::pid_alive`]). This process's overlays, kept overlays and
+/// anything else are left alone. Returns what was removed.
 pub fn cleanup_stale(base: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(base) else {
         return Vec::new();
     };
     let me = std::process::id();
-    let has_proc = Path::new("/proc/self").exists();
     let mut removed = Vec::new();
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(overlay_pid) else {
             continue;
         };
-        if pid == me || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let stale = if has_proc {
-            !Path::new("/proc").join(pid.to_string()).exists()
-        } else {
-            entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > STALE_AGE)
-        };
-        if !stale {
+        if pid == me
+            || !entry.file_type().is_ok_and(|t| t.is_dir())
+            || saki_tools::state::pid_alive(pid)
+        {
             continue;
         }
         let path = entry.path();
@@ -201,10 +187,8 @@ mod tests {
         let stray_file = base.join("saki-overlay-4999998-0");
         std::fs::write(&stray_file, "not a dir").unwrap();
         let removed = cleanup_stale(base);
-        if Path::new("/proc/self").exists() {
-            assert_eq!(removed, vec![dead.clone()]);
-            assert!(!dead.exists());
-        }
+        assert_eq!(removed, vec![dead.clone()]);
+        assert!(!dead.exists());
         for d in [&mine, &alive, &kept, &other, &stray_file] {
             assert!(d.exists(), "{}", d.display());
         }

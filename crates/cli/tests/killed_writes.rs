@@ -1,0 +1,106 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! A `saki` killed with SIGKILL in the middle of writing the person's files: the next
+//! saki removes the temporary file it left, and rolls back an accept that did not finish.
+//! The processes are paused at the exact point with the debug-build hook
+//! `SAKI_TEST_PAUSE_AT`, then killed.
+
+mod common;
+
+use common::{env_with, Env};
+use saki_testkit::{MockServer, Turn};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Waits (up to a minute: the machine may be busy) until `ready` holds.
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `saki exec ARGS` paused at `point`.
+fn spawn_paused(e: &Env, server: &MockServer, point: &str, args: &[&str]) -> std::process::Child {
+    e.cmd()
+        .env("SAKI_TEST_PAUSE_AT", point)
+        .args(["exec", "--base-url", &server.openai_url(), "-m", "m"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn kill(mut child: std::process::Child) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Files in `dir` whose name starts with `.saki-`.
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".saki-"))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn data_dir(e: &Env) -> PathBuf {
+    e.home.path().join(".local/share/saki")
+}
+
+#[test]
+fn a_temporary_file_left_by_a_killed_write_is_removed_at_the_next_start() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    std::fs::create_dir(e.ws.join("sub")).unwrap();
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call(
+        "w1",
+        "write_file",
+        json!({"path": "sub/b.txt", "content": "big ".repeat(10_000)}).to_string(),
+    ));
+    let child = spawn_paused(
+        &e,
+        &server,
+        "write_atomic",
+        &["--approval", "auto-edit", "write b"],
+    );
+    let pid = child.id();
+    wait_for("the temporary file", || {
+        !temp_files(&e.ws.join("sub")).is_empty()
+    });
+    kill(child);
+    let left = temp_files(&e.ws.join("sub"));
+    assert_eq!(left.len(), 1, "{left:?}");
+    let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!(".saki-{pid}-")) && name.ends_with(".tmp"),
+        "{name}"
+    );
+    assert_eq!(
+        std::fs::metadata(&left[0]).unwrap().len(),
+        40_000,
+        "full size"
+    );
+    assert!(!e.ws.join("sub/b.txt").exists());
+    let record = data_dir(&e).join("inflight").join(pid.to_string());
+    assert!(record.is_file(), "the directory was recorded");
+    // A temporary file of another (never running) process is not in a record: kept.
+    let foreign = e.ws.join(".saki-4999999-abcdef.tmp");
+    std::fs::write(&foreign, "not ours to judge").unwrap();
+
+    server.push(Turn::text("hello"));
+    e.saki()
+        .args(["exec", "--base-url", &server.openai_url(), "-m", "m", "hi"])
+        .assert()
+        .success();
+    assert!(temp_files(&e.ws.join("sub")).is_empty(), "removed");
+    assert!(!record.exists(), "the record went with it");
+    assert!(foreign.exists());
+}
