@@ -6,8 +6,8 @@ use crate::exec::{failed, finish_turn};
 use crate::exit::ExitCode;
 use crate::output::{emit, PlainPrinter};
 use saki_followup::{
-    accept, generate_suggestion, suggestion_allowed, CacheSafeStore, SpeculationStatus, Speculator,
-    SuppressReason, SUGGESTION_PROMPT,
+    accept, generate_suggestion, suggestion_allowed, AcceptError, CacheSafeStore, NotApplied,
+    SpeculationStatus, Speculator, SuppressReason, SUGGESTION_PROMPT,
 };
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::{Item, Worker};
@@ -131,6 +131,39 @@ impl FollowUps {
                             pipelined = accepted.pipelined;
                             store.save(&worker.build_request(), worker.history());
                             continue;
+                        }
+                        Err(AcceptError::Apply(not_applied)) => {
+                            let NotApplied {
+                                report,
+                                speculation,
+                            } = *not_applied;
+                            let kept = speculation
+                                .keep()
+                                .map(|dir| format!("; its files are kept in {}", dir.display()))
+                                .unwrap_or_default();
+                            let reason = format!(
+                                "the speculation could not be applied: {}{kept}",
+                                report.describe()
+                            );
+                            let left = report.left_changed();
+                            if !left.is_empty() {
+                                // Half changed: running the prompt on top would build on it.
+                                let left: Vec<String> =
+                                    left.iter().map(|p| p.display().to_string()).collect();
+                                failed(
+                                    self.json,
+                                    "apply_failed",
+                                    &format!(
+                                        "{reason}; these files hold the speculation's version and could not be restored: {}; not running the prompt",
+                                        left.join(", ")
+                                    ),
+                                );
+                                return ExitCode::Internal;
+                            }
+                            self.note(
+                                json!({"type": "speculation.aborted", "suggestion": text, "reason": reason}),
+                                format!("[speculation] not applied (nothing was changed): {reason}; running it as a normal turn"),
+                            );
                         }
                         Err(e) => self.note(
                             json!({"type": "speculation.aborted", "suggestion": text, "reason": e.to_string()}),

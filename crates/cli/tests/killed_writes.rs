@@ -104,3 +104,71 @@ fn a_temporary_file_left_by_a_killed_write_is_removed_at_the_next_start() {
     assert!(!record.exists(), "the record went with it");
     assert!(foreign.exists());
 }
+
+#[test]
+fn an_accept_killed_midway_is_rolled_back_at_the_next_start() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call("c1", "read_file", r#"{"path":"a.txt"}"#));
+    server.push(Turn::text("a.txt says alpha."));
+    server.push(Turn::text("write the notes"));
+    server.push(
+        Turn::new()
+            .with_tool_call(
+                "s1",
+                "write_file",
+                json!({"path": "a.txt", "content": "alpha, changed\n"}).to_string(),
+            )
+            .with_tool_call(
+                "s2",
+                "write_file",
+                json!({"path": "notes/n.txt", "content": "notes\n"}).to_string(),
+            ),
+    );
+    server.push(Turn::text("Wrote both."));
+    server.push(Turn::text("show the notes"));
+    let child = spawn_paused(
+        &e,
+        &server,
+        "apply",
+        &[
+            "--follow-ups",
+            "1",
+            "--approval",
+            "auto-edit",
+            "what does a.txt say?",
+        ],
+    );
+    let journal = data_dir(&e).join("journal");
+    // Paused after the first file (a.txt) of two was written.
+    wait_for("the first file applied", || {
+        std::fs::read_to_string(e.ws.join("a.txt")).unwrap() == "alpha, changed\n"
+    });
+    kill(child);
+    assert!(!e.ws.join("notes").exists(), "half applied");
+    let journals: Vec<_> = std::fs::read_dir(&journal).unwrap().collect();
+    assert_eq!(journals.len(), 1, "the journal is on disk");
+
+    server.push(Turn::text("hello"));
+    let out = e
+        .saki()
+        .args(["exec", "--base-url", &server.openai_url(), "-m", "m", "hi"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: a saki stopped while applying an accepted speculation")
+            && stderr.contains("restored: a.txt"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.txt")).unwrap(),
+        "alpha\n"
+    );
+    assert!(!e.ws.join("notes").exists());
+    assert_eq!(std::fs::read_dir(&journal).unwrap().count(), 0);
+    // The model was asked after the rollback: it saw the tree as it was.
+    assert_eq!(server.pending_replies(), 0);
+}

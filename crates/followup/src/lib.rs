@@ -18,11 +18,12 @@ pub use fork::{
 };
 pub use gate::{speculation_tool_server, GateDecision, GatedCall, SpeculationTools, ToolGate};
 pub use overlay::{
-    cleanup_stale, default_base, ApplyError, ApplyReport, FileApply, OverlayError, OverlayFs,
+    cleanup_stale, default_base, recover_applies, ApplyError, ApplyReport, FileApply, OverlayError,
+    OverlayFs, RolledBack, JOURNAL_DIR,
 };
 pub use pairing::{ensure_tool_result_pairing, PairingError};
 pub use speculation::{
-    accept, AcceptError, Accepted, Speculation, SpeculationStatus, Speculator,
+    accept, AcceptError, Accepted, NotApplied, Speculation, SpeculationStatus, Speculator,
     MAX_SPECULATION_MESSAGES, MAX_SPECULATION_TURNS,
 };
 pub use state::{

@@ -6,7 +6,8 @@
 //!                      then the tool writes overlay/src/app.rs
 //! read  src/app.rs  -> overlay/src/app.rs once written, else project/src/app.rs
 //! write src/new.rs  -> overlay/src/new.rs (nothing to copy)
-//! apply             -> each overlay file written atomically over the real one
+//! apply             -> every file checked, the originals saved in a journal, then each
+//!                      overlay file written atomically over the real one: all or none
 //! abort / drop      -> rm -rf overlay/
 //! ```
 //!
@@ -16,9 +17,11 @@
 
 mod apply;
 mod base;
+mod journal;
 
 pub use apply::{ApplyError, ApplyReport, FileApply};
 pub use base::{cleanup_stale, default_base};
+pub use journal::{recover as recover_applies, RolledBack, JOURNAL_DIR};
 
 use apply::Original;
 use saki_tools::{ScopeError, Workspace};
@@ -231,14 +234,34 @@ impl OverlayFs {
             .collect()
     }
 
-    /// Writes every overlay file into the real tree; see [`ApplyReport`]. Applies
-    /// once: later writes are refused and a second call applies nothing.
+    /// Writes every overlay file into the real tree, all or none; see [`ApplyReport`].
+    /// The journal goes to saki's data directory (`saki_tools::state`), so a saki killed
+    /// midway is rolled back by the next one ([`recover_applies`]); without one it is
+    /// kept in memory only. Applies once: after a complete apply later writes are
+    /// refused and a second call applies nothing; after one that did not complete the
+    /// overlay stays as it was.
     pub fn apply(&self) -> ApplyReport {
+        let journal = saki_tools::state::data_dir().map(|d| d.join(JOURNAL_DIR));
+        self.apply_with_journal(journal.as_deref())
+    }
+
+    /// [`OverlayFs::apply`] with the journal in `journal_dir`.
+    pub fn apply_with_journal(&self, journal_dir: Option<&Path>) -> ApplyReport {
         if self.applied.swap(true, Ordering::AcqRel) {
             tracing::warn!(dir = %self.dir.display(), "overlay applied twice; ignored");
             return ApplyReport::default();
         }
-        apply::apply_all(&self.workspace, &self.root, &self.dir, &self.lock())
+        let report = apply::apply_all(
+            &self.workspace,
+            &self.root,
+            &self.dir,
+            &self.lock(),
+            journal_dir,
+        );
+        if !report.is_complete() {
+            self.applied.store(false, Ordering::Release);
+        }
+        report
     }
 
     /// Deletes the overlay directory.
@@ -250,7 +273,7 @@ impl OverlayFs {
         }
     }
 
-    /// Keeps the overlay (after a partial apply, so nothing is lost): it is renamed to
+    /// Keeps the overlay (after an apply that did not complete, so nothing is lost): it is renamed to
     /// `saki-kept-<pid>-<n>`, which [`cleanup_stale`] never removes, and returned.
     pub fn keep(mut self) -> PathBuf {
         self.finished = true;
@@ -289,5 +312,7 @@ impl Drop for OverlayFs {
     }
 }
 
+#[cfg(test)]
+mod journal_tests;
 #[cfg(test)]
 mod tests;

@@ -87,6 +87,13 @@ impl Speculation {
             .unwrap_or_default()
     }
 
+    /// Keeps the overlay on disk (renamed so no cleanup removes it) and returns where,
+    /// when the speculation has one: after an accept that could not apply it, the
+    /// person may still want what it wrote.
+    pub fn keep(mut self) -> Option<std::path::PathBuf> {
+        self.overlay.take().map(OverlayFs::keep)
+    }
+
     /// Deletes the overlay; nothing of the speculation remains.
     pub fn abort(mut self) {
         if let Some(overlay) = self.overlay.take() {
@@ -116,14 +123,25 @@ pub enum AcceptError {
     TextChanged,
     #[error("the speculated history is malformed: {0}")]
     Pairing(#[from] PairingError),
-    #[error("{} file(s) could not be applied", .0.failures().len())]
-    Apply(ApplyReport),
+    #[error("the speculation could not be applied: {}", .0.report.describe())]
+    Apply(Box<NotApplied>),
+}
+
+/// An accept whose files could not all be applied: what happened to each, and the
+/// speculation with its overlay, for the caller to keep or drop.
+#[derive(Debug)]
+pub struct NotApplied {
+    pub report: ApplyReport,
+    pub speculation: Speculation,
 }
 
 /// Accepts `speculation` for the text the person submitted. Only a completed
-/// speculation whose suggestion equals `submitted` is accepted; its files land first, and
-/// its items are returned only when every file did. On `Err` the caller discards the
-/// speculation (already done here) and submits the text normally.
+/// speculation whose suggestion equals `submitted` is accepted; its files land first, all
+/// or none, and its items are returned only when every file did. On any `Err` but
+/// `Apply` nothing was written and the speculation is discarded here; the caller submits
+/// the text normally. On `Apply` the speculation comes back with its overlay: when
+/// [`ApplyReport::wrote_nothing`] the tree is as it was and the text can run normally;
+/// otherwise files could not be put back and the tree is half changed.
 pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted, AcceptError> {
     let refuse = |s: Speculation, e: AcceptError| {
         s.abort();
@@ -143,11 +161,15 @@ pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted,
         return Err(AcceptError::NotCompleted("without an overlay"));
     };
     let applied = overlay.apply();
+    if !applied.is_complete() {
+        speculation.overlay = Some(overlay);
+        return Err(AcceptError::Apply(Box::new(NotApplied {
+            report: applied,
+            speculation,
+        })));
+    }
     if let Err(e) = overlay.abort() {
         tracing::warn!(error = %e, "could not delete an applied overlay");
-    }
-    if !applied.failures().is_empty() {
-        return Err(AcceptError::Apply(applied));
     }
     Ok(Accepted {
         items: std::mem::take(&mut speculation.items),

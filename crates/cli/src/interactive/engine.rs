@@ -9,27 +9,21 @@ use super::Setup;
 use crate::config::Resolved;
 use crate::exec::ProviderArgs;
 use crate::setup;
-use saki_followup::{
-    accept, generate_suggestion, suggestion_allowed, CacheSafeStore, Speculation,
-    SpeculationStatus, Speculator, SUGGESTION_PROMPT,
-};
+use saki_followup::{CacheSafeStore, Speculation};
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
 use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
-use saki_tools::{ApprovalMode, SessionGrants, SharedMode, Workspace};
-use saki_tui::{Action, EngineEvent, Level, SpecState, Status};
+use saki_tools::{SessionGrants, SharedMode, Workspace};
+use saki_tui::{Action, EngineEvent, Level, Status};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::task::JoinHandle;
 
-/// The suggestion and speculation running in the background after a turn.
-struct Background {
-    cancel: CancellationToken,
-    handle: JoinHandle<Option<Speculation>>,
-}
+#[path = "ahead.rs"]
+mod ahead;
+use ahead::{background_done, Background};
 
 pub struct Engine {
     pub(super) worker: Worker,
@@ -275,158 +269,6 @@ impl Engine {
         false
     }
 
-    /// Accepts the ready speculation when `text` is its suggestion; true when it did.
-    fn try_accept(&mut self, text: &str) -> bool {
-        let matches = self
-            .ready
-            .as_ref()
-            .is_some_and(|s| s.suggestion.trim() == text.trim());
-        if !matches {
-            return false;
-        }
-        let Some(speculation) = self.ready.take() else {
-            return false;
-        };
-        if let Err(message) = self.ensure_session(text) {
-            self.alert(Level::Warn, message);
-        }
-        let accepted = match accept(speculation, text) {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                self.alert(
-                    Level::Info,
-                    format!("the speculation was discarded ({e}); running it now"),
-                );
-                return false;
-            }
-        };
-        let files = accepted
-            .applied
-            .applied()
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        self.worker.commit_items(accepted.items.clone());
-        let pipelined = accepted.pipelined.and_then(Result::ok);
-        self.send(EngineEvent::Accepted {
-            items: accepted.items,
-            files,
-            saved_ms: u64::try_from(accepted.time_saved.as_millis()).unwrap_or(u64::MAX),
-            pipelined: pipelined.clone(),
-        });
-        self.send(EngineEvent::Speculation(SpecState::Idle));
-        self.send_status();
-        self.cache
-            .save(&self.worker.build_request(), self.worker.history());
-        if let Some(next) = pipelined {
-            self.start_background(Some(next));
-        }
-        true
-    }
-
-    /// After a completed turn: predict the next prompt (or take the pipelined one), show
-    /// it, and speculate it in an overlay.
-    fn start_background(&mut self, known: Option<String>) {
-        if !self.suggestions {
-            return;
-        }
-        let plan = self.mode.get() == ApprovalMode::Plan;
-        if let Err(reason) = suggestion_allowed(self.worker.history(), true, plan) {
-            tracing::debug!(%reason, "no suggestion");
-            return;
-        }
-        let Some(params) = self.cache.get().cloned() else {
-            return;
-        };
-        let model = self
-            .resolved
-            .fast_model
-            .clone()
-            .unwrap_or_else(|| self.worker.model().to_owned());
-        let mut speculator = Speculator::new(
-            self.worker.client().clone(),
-            model.clone(),
-            self.mode.get(),
-            self.workspace.clone(),
-        );
-        speculator.tool_call_recovery = self.resolved.tool_call_recovery;
-        let cancel = CancellationToken::new();
-        let token = cancel.clone();
-        let ui = self.ui.clone();
-        let handle = tokio::spawn(async move {
-            let text = match known {
-                Some(text) => text,
-                None => {
-                    let client = &speculator.client;
-                    match generate_suggestion(
-                        client,
-                        &params,
-                        &model,
-                        SUGGESTION_PROMPT,
-                        token.clone(),
-                    )
-                    .await
-                    {
-                        Ok(Ok(text)) => {
-                            let _ = ui.send(EngineEvent::Suggestion(text.clone()));
-                            text
-                        }
-                        Ok(Err(reason)) => {
-                            tracing::debug!(%reason, "suggestion suppressed");
-                            return None;
-                        }
-                        Err(e) => {
-                            tracing::info!(error = %e, "suggestion failed");
-                            return None;
-                        }
-                    }
-                }
-            };
-            let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
-            Some(speculator.run(&params, &text, token).await)
-        });
-        self.background = Some(Background { cancel, handle });
-    }
-
-    fn on_speculation(&mut self, finished: Option<Speculation>) {
-        let Some(speculation) = finished else {
-            return;
-        };
-        let state = match speculation.status {
-            SpeculationStatus::Completed => SpecState::Ready,
-            SpeculationStatus::Boundary => SpecState::Boundary,
-            _ => SpecState::Idle,
-        };
-        self.send(EngineEvent::Speculation(state));
-        if state == SpecState::Ready {
-            self.ready = Some(speculation);
-        } else {
-            if let Some(reason) = &speculation.reason {
-                tracing::debug!(%reason, "speculation stopped");
-            }
-            speculation.abort();
-        }
-    }
-
-    /// Aborts the background work and drops any finished speculation with its overlay.
-    pub(super) fn discard_speculation(&mut self) {
-        if let Some(background) = self.background.take() {
-            background.cancel.cancel();
-            // The task ends soon; its speculation (if any) cleans up when dropped below.
-            tokio::spawn(async move {
-                if let Ok(Some(speculation)) = background.handle.await {
-                    speculation.abort();
-                }
-            });
-        }
-        if let Some(speculation) = self.ready.take() {
-            speculation.abort();
-        }
-        if self.suggestions {
-            self.send(EngineEvent::Speculation(SpecState::Idle));
-        }
-    }
-
     async fn compress(&mut self, actions: &mut UnboundedReceiver<Action>) -> bool {
         self.discard_speculation();
         self.send(EngineEvent::TurnStarted);
@@ -473,14 +315,6 @@ impl Engine {
             }
             Err(e) => self.alert(Level::Error, format!("cannot switch to {model}: {e}")),
         }
-    }
-}
-
-/// Waits for the background task, or forever when there is none.
-async fn background_done(background: &mut Option<Background>) -> Option<Speculation> {
-    match background {
-        Some(b) => (&mut b.handle).await.ok().flatten(),
-        None => std::future::pending().await,
     }
 }
 

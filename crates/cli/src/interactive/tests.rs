@@ -175,6 +175,63 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accept_that_cannot_apply_writes_nothing_keeps_the_overlay_and_runs_the_prompt() {
+    let server = notes_plan();
+    server.push(Turn::text("Ran it normally."));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
+        .await;
+    // The person creates the file the speculation wrote, before accepting.
+    std::fs::write(h.ws.path().join("notes.txt"), "mine\n").unwrap();
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let events = h.until(turn_finished).await;
+    let alert = events
+        .iter()
+        .find_map(|e| match e {
+            EngineEvent::Alert { level, message } if message.contains("could not be applied") => {
+                Some((*level, message.clone()))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(alert.0, Level::Warn);
+    assert!(
+        alert
+            .1
+            .contains("notes.txt: not applied: it was created since")
+            && alert.1.contains("no file was changed"),
+        "{}",
+        alert.1
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Accepted { .. })));
+    assert!(events.iter().any(|e| matches!(e, EngineEvent::TurnStarted)));
+    assert_eq!(
+        std::fs::read_to_string(h.ws.path().join("notes.txt")).unwrap(),
+        "mine\n",
+        "the person's file is left alone"
+    );
+    let kept = alert.1.split("kept in ").nth(1).unwrap();
+    let kept = std::path::PathBuf::from(kept.split(';').next().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(kept.join("notes.txt")).unwrap(),
+        "hi\n"
+    );
+    std::fs::remove_dir_all(kept).unwrap();
+    assert_eq!(
+        server.requests().len(),
+        7,
+        "the prompt ran as a normal turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_grant_covers_the_prefix_and_a_denial_reason_reaches_the_model() {
     let server = MockServer::start().unwrap();
     server.push(call("c1", "shell", json!({"command": "touch a.txt"})));

@@ -74,7 +74,12 @@ impl Original {
             Ok(m) => m,
             Err(_) => {
                 return match self {
-                    Original::Missing => None,
+                    Original::Missing => match target.ancestors().skip(1).find(|a| a.exists()) {
+                        Some(a) if !a.is_dir() => {
+                            Some("a file now stands where its directory would be")
+                        }
+                        _ => None,
+                    },
                     Original::File(_) => Some("it was deleted since the speculation read it"),
                 }
             }
@@ -106,6 +111,15 @@ pub enum ApplyError {
     Moved(String),
     #[error("{0}")]
     Io(String),
+    /// Not written because another file could not be: an accept writes all or none.
+    #[error("not applied: another file could not be, and an accept writes all files or none")]
+    NotWritten,
+    /// Written, then put back as it was because a later file could not be written.
+    #[error("written, then restored: another file could not be written")]
+    Restored,
+    /// Written, and it could not be put back: it holds the speculation's version.
+    #[error("written, and could not be restored ({0}); it holds the speculation's version")]
+    NotRestored(String),
 }
 
 /// The result for one file.
@@ -116,8 +130,9 @@ pub struct FileApply {
     pub result: Result<(), ApplyError>,
 }
 
-/// Every written file, in path order, with its result: apply never stops at the first
-/// failure.
+/// Every file of the overlay, in path order, with its result. An apply writes all files
+/// or none: either every result is `Ok`, or the real tree is as it was (files that could
+/// not be put back are `NotRestored`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ApplyReport {
     pub files: Vec<FileApply>,
@@ -145,65 +160,202 @@ impl ApplyReport {
             .filter_map(|f| f.result.as_ref().err().map(|e| (f.path.as_path(), e)))
             .collect()
     }
+
+    /// Files the apply left changed although it did not complete (they could not be
+    /// restored): the tree is half changed when this is not empty.
+    pub fn left_changed(&self) -> Vec<&Path> {
+        self.files
+            .iter()
+            .filter(|f| matches!(f.result, Err(ApplyError::NotRestored(_))))
+            .map(|f| f.path.as_path())
+            .collect()
+    }
+
+    /// The real tree is as it was before: nothing written, or all of it put back.
+    pub fn wrote_nothing(&self) -> bool {
+        self.applied().is_empty() && self.left_changed().is_empty()
+    }
+
+    /// One line for the person: the files that failed and why, and what that left.
+    pub fn describe(&self) -> String {
+        let causes: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| match &f.result {
+                Ok(()) | Err(ApplyError::NotWritten | ApplyError::Restored) => None,
+                Err(e) => Some(format!("{}: {e}", f.path.display())),
+            })
+            .collect();
+        let outcome = if self.is_complete() {
+            "every file was applied"
+        } else if self.wrote_nothing() {
+            "no file was changed"
+        } else {
+            "some files are left changed"
+        };
+        if causes.is_empty() {
+            outcome.to_owned()
+        } else {
+            format!("{}; {outcome}", causes.join("; "))
+        }
+    }
 }
 
+/// One file to write, checked.
+pub(super) struct Planned {
+    pub(super) key: PathBuf,
+    pub(super) target: PathBuf,
+    original: Original,
+    /// The overlay file's bytes and permission bits (for a new file).
+    pub(super) bytes: Vec<u8>,
+    mode: u32,
+}
+
+/// Applies the overlay files in `dir` over `root`, all or none: every file is checked
+/// before any is written; the originals are saved in a journal (in `journal_dir`, or
+/// in memory only when there is none) before the first write; a failure midway puts back
+/// what was written; the journal goes after the last write. A process killed midway
+/// leaves the journal, and the next saki rolls it back ([`super::journal::recover`]).
 pub(crate) fn apply_all(
     workspace: &Workspace,
     root: &Path,
     dir: &Path,
     files: &BTreeMap<PathBuf, Original>,
+    journal_dir: Option<&Path>,
 ) -> ApplyReport {
-    let mut report = ApplyReport::default();
+    apply_all_with(workspace, root, dir, files, journal_dir, &|p| {
+        write_one(workspace, p)
+    })
+}
+
+/// How one checked file is written (tests put a failure in).
+pub(super) type Writer<'a> = &'a dyn Fn(&Planned) -> Result<(), ApplyError>;
+
+/// [`apply_all`], writing each file with `write`.
+pub(super) fn apply_all_with(
+    workspace: &Workspace,
+    root: &Path,
+    dir: &Path,
+    files: &BTreeMap<PathBuf, Original>,
+    journal_dir: Option<&Path>,
+    write: Writer<'_>,
+) -> ApplyReport {
+    let mut checked = Vec::new();
     for (key, original) in files {
         let source = dir.join(key);
         if !source.is_file() {
             continue;
         }
-        let result = apply_one(workspace, &root.join(key), original, &source);
-        if let Err(e) = &result {
-            tracing::warn!(path = %key.display(), error = %e, "overlay file not applied");
-        }
-        report.files.push(FileApply {
-            path: key.clone(),
-            result,
-        });
+        checked.push(plan_one(workspace, root, key, original, &source));
     }
-    tracing::debug!(
-        applied = report.applied().len(),
-        failed = report.failures().len(),
-        "overlay applied"
-    );
-    report
+    if let Some((key, cause)) = checked.iter().find_map(|c| c.as_ref().err()) {
+        tracing::warn!(path = %key.display(), error = %cause, "overlay not applied: a file cannot be");
+        let files = checked
+            .into_iter()
+            .map(|c| match c {
+                Ok(p) => (p.key, Err(ApplyError::NotWritten)),
+                Err((key, e)) => (key, Err(e)),
+            })
+            .collect();
+        return report(files);
+    }
+    let planned: Vec<Planned> = checked.into_iter().filter_map(Result::ok).collect();
+    let journal = match super::journal::Journal::begin(journal_dir, root, &planned) {
+        Ok(journal) => journal,
+        Err(e) => {
+            tracing::warn!(error = %e, "overlay not applied: the journal cannot be written");
+            let why = format!("not applied: the originals could not be saved first ({e})");
+            let files = planned
+                .into_iter()
+                .map(|p| (p.key, Err(ApplyError::Io(why.clone()))))
+                .collect();
+            return report(files);
+        }
+    };
+    let mut results: Vec<Result<(), ApplyError>> = Vec::with_capacity(planned.len());
+    for p in &planned {
+        if let Err(e) = write(p) {
+            tracing::warn!(path = %p.key.display(), error = %e, "overlay file not applied; restoring");
+            let mut restored_all = true;
+            for (index, result) in results.iter_mut().enumerate() {
+                *result = match journal.restore(index) {
+                    Ok(()) => Err(ApplyError::Restored),
+                    Err(why) => {
+                        restored_all = false;
+                        Err(ApplyError::NotRestored(why))
+                    }
+                };
+            }
+            results.push(Err(e));
+            results.resize(planned.len(), Err(ApplyError::NotWritten));
+            if restored_all {
+                journal.finish();
+            }
+            let files = planned.into_iter().map(|p| p.key).zip(results).collect();
+            return report(files);
+        }
+        results.push(Ok(()));
+        if results.len() == 1 {
+            saki_tools::state::pause_point("apply");
+        }
+    }
+    journal.finish();
+    tracing::debug!(applied = planned.len(), "overlay applied");
+    report(planned.into_iter().map(|p| (p.key, Ok(()))).collect())
 }
 
-fn apply_one(
+fn report(files: Vec<(PathBuf, Result<(), ApplyError>)>) -> ApplyReport {
+    ApplyReport {
+        files: files
+            .into_iter()
+            .map(|(path, result)| FileApply { path, result })
+            .collect(),
+    }
+}
+
+/// Checks one file and reads what will be written.
+pub(super) fn plan_one(
     workspace: &Workspace,
-    target: &Path,
+    root: &Path,
+    key: &Path,
     original: &Original,
     source: &Path,
-) -> Result<(), ApplyError> {
-    // Checked again: the tree may have changed since the first write.
+) -> Result<Planned, (PathBuf, ApplyError)> {
+    use std::os::unix::fs::PermissionsExt;
+    let target = root.join(key);
+    let fail = |e: ApplyError| (key.to_path_buf(), e);
+    check(workspace, &target, original).map_err(fail)?;
+    let io = |e: std::io::Error| fail(ApplyError::Io(format!("cannot read the overlay: {e}")));
+    let bytes = std::fs::read(source).map_err(io)?;
+    let mode = std::fs::metadata(source).map_err(io)?.permissions().mode() & 0o7777;
+    Ok(Planned {
+        key: key.to_path_buf(),
+        target,
+        original: original.clone(),
+        bytes,
+        mode,
+    })
+}
+
+/// The target still is what the speculation saw, where it saw it.
+fn check(workspace: &Workspace, target: &Path, original: &Original) -> Result<(), ApplyError> {
     let resolved = workspace
         .resolve_for_write(&target.to_string_lossy())
         .map_err(|e| ApplyError::Moved(e.to_string()))?;
     if resolved != target {
         return Err(ApplyError::Moved(resolved.display().to_string()));
     }
-    if let Some(why) = original.conflict(target) {
-        return Err(ApplyError::Conflict(why.to_owned()));
+    match original.conflict(target) {
+        Some(why) => Err(ApplyError::Conflict(why.to_owned())),
+        None => Ok(()),
     }
-    write_atomic_from(source, target).map_err(|e| ApplyError::Io(e.to_string()))
 }
 
-/// The overlay file written over `target` with `saki_tools::atomic`'s one atomic write
-/// (temporary file beside it, fsync, rename; the target's permissions are kept, a new
-/// file gets the overlay file's).
-fn write_atomic_from(source: &Path, target: &Path) -> Result<(), OverlayError> {
-    use std::os::unix::fs::PermissionsExt;
-    let bytes = std::fs::read(source).map_err(io_error(source))?;
-    let mode = std::fs::metadata(source)
-        .map_err(io_error(source))?
-        .permissions()
-        .mode();
-    saki_tools::atomic::write_atomic_mode(target, &bytes, mode & 0o7777).map_err(io_error(target))
+/// Checked again right before the write (the tree may have changed since the plan),
+/// then written with `saki_tools::atomic`'s one atomic write (temporary file beside it,
+/// fsync, rename; the target's permissions are kept, a new file gets the overlay file's).
+pub(super) fn write_one(workspace: &Workspace, p: &Planned) -> Result<(), ApplyError> {
+    check(workspace, &p.target, &p.original)?;
+    saki_tools::atomic::write_atomic_mode(&p.target, &p.bytes, p.mode)
+        .map_err(|e| ApplyError::Io(format!("{}: {e}", p.target.display())))
 }

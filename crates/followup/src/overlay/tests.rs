@@ -2,14 +2,14 @@ use super::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    base: PathBuf,
-    outside: PathBuf,
+pub(super) struct Fixture {
+    pub(super) _tmp: tempfile::TempDir,
+    pub(super) root: PathBuf,
+    pub(super) base: PathBuf,
+    pub(super) outside: PathBuf,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("ws");
     let base = tmp.path().join("base");
@@ -30,7 +30,7 @@ fn fixture() -> Fixture {
     }
 }
 
-fn overlay(f: &Fixture) -> OverlayFs {
+pub(super) fn overlay(f: &Fixture) -> OverlayFs {
     let ws = Arc::new(Workspace::new(&f.root).unwrap());
     OverlayFs::new_in(ws, &f.base).unwrap()
 }
@@ -207,37 +207,49 @@ fn apply_writes_files_and_keeps_permissions() {
 }
 
 #[test]
-fn apply_reports_every_failure_and_continues() {
+fn apply_writes_nothing_when_any_file_conflicts() {
     let f = fixture();
     let o = overlay(&f);
     fs::write(o.resolve_write("src/app.rs").unwrap(), "mine").unwrap();
     fs::write(o.resolve_write("run.sh").unwrap(), "mine").unwrap();
     fs::write(o.resolve_write("created.txt").unwrap(), "mine").unwrap();
-    fs::write(o.resolve_write("z-ok.txt").unwrap(), "ok").unwrap();
-    // The person edits, deletes and creates files while the speculation runs.
+    fs::write(o.resolve_write("a-ok.txt").unwrap(), "ok").unwrap();
+    fs::write(o.resolve_write("z/new.txt").unwrap(), "ok").unwrap();
+    // The person edits, deletes and creates files while the speculation runs, and puts
+    // a file where a new file's directory would go.
     fs::write(f.root.join("src/app.rs"), "theirs").unwrap();
     fs::remove_file(f.root.join("run.sh")).unwrap();
     fs::write(f.root.join("created.txt"), "theirs").unwrap();
+    fs::write(f.root.join("z"), "a file").unwrap();
     let report = o.apply();
     assert!(!report.is_complete());
-    let failed: Vec<_> = report
-        .failures()
+    assert!(report.wrote_nothing());
+    assert!(report.applied().is_empty(), "all or none");
+    let results: Vec<_> = report
+        .files
         .iter()
-        .map(|(p, _)| p.to_path_buf())
+        .map(|f| (f.path.to_str().unwrap(), f.result.clone()))
         .collect();
-    assert_eq!(
-        failed,
-        [
-            PathBuf::from("created.txt"),
-            PathBuf::from("run.sh"),
-            PathBuf::from("src/app.rs")
-        ]
+    assert!(
+        matches!(
+            results.as_slice(),
+            [
+                ("a-ok.txt", Err(ApplyError::NotWritten)),
+                ("created.txt", Err(ApplyError::Conflict(_))),
+                ("run.sh", Err(ApplyError::Conflict(_))),
+                ("src/app.rs", Err(ApplyError::Conflict(_))),
+                ("z/new.txt", Err(ApplyError::Conflict(_))),
+            ]
+        ),
+        "{results:#?}"
     );
-    assert!(report
-        .failures()
-        .iter()
-        .all(|(_, e)| matches!(e, ApplyError::Conflict(_))));
-    assert_eq!(report.applied(), [Path::new("z-ok.txt")]);
+    let described = report.describe();
+    assert!(
+        described.contains("src/app.rs: not applied: it was changed")
+            && described.ends_with("no file was changed"),
+        "{described}"
+    );
+    assert!(!f.root.join("a-ok.txt").exists());
     assert_eq!(
         fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
         "theirs"
@@ -247,6 +259,15 @@ fn apply_reports_every_failure_and_continues() {
         "theirs"
     );
     assert!(!f.root.join("run.sh").exists());
+    // The overlay is intact, and applies once the conflicts are gone.
+    assert_eq!(o.written_files().len(), 5);
+    fs::write(f.root.join("src/app.rs"), "fn main() {}\n").unwrap();
+    fs::remove_file(f.root.join("created.txt")).unwrap();
+    fs::write(f.root.join("run.sh"), "#!/bin/sh\n").unwrap();
+    fs::remove_file(f.root.join("z")).unwrap();
+    let report = o.apply();
+    assert!(report.is_complete(), "{report:?}");
+    assert_eq!(fs::read_to_string(f.root.join("z/new.txt")).unwrap(), "ok");
 }
 
 #[test]
