@@ -152,7 +152,7 @@ pub fn open(
 }
 
 /// Continues a loaded session: appends to its file, closes dangling tool calls (recorded,
-/// so the next request is well-formed), and keeps the system prompt it started with, so
+/// so the next request is well-formed; each says what is known of its effect), and keeps the system prompt it started with, so
 /// the prefix stays identical (`fallback` only for sessions written before it was stored).
 pub fn continue_session(
     store: &SessionStore,
@@ -170,7 +170,9 @@ pub fn continue_session(
         recorder = recorder.with_reporter(reporter);
     }
     let mut items = loaded.items;
-    for item in close_dangling_calls(&mut items) {
+    // What a dangling call did is judged in the session's own workspace.
+    let workspace = saki_tools::Workspace::new(&loaded.meta.workspace).ok();
+    for item in close_dangling_calls(&mut items, workspace.as_ref()) {
         recorder.record(&item);
     }
     let system = loaded.meta.system_prompt.clone().unwrap_or_else(fallback);

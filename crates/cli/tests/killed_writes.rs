@@ -172,3 +172,108 @@ fn an_accept_killed_midway_is_rolled_back_at_the_next_start() {
     // The model was asked after the rollback: it saw the tree as it was.
     assert_eq!(server.pending_replies(), 0);
 }
+
+#[test]
+fn calls_cut_off_by_a_kill_say_on_resume_what_is_known_of_their_effect() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    let server = MockServer::start().unwrap();
+    let call = |turn: Turn, id: &str, name: &str, args: serde_json::Value| {
+        turn.with_tool_call(id, name, args.to_string())
+    };
+    // The first call never ends, so the batch's results are never recorded.
+    let mut batch = call(
+        Turn::new(),
+        "sleep",
+        "shell",
+        json!({"command": "sleep 30"}),
+    );
+    batch = call(batch, "read", "read_file", json!({"path": "a.txt"}));
+    batch = call(
+        batch,
+        "b",
+        "write_file",
+        json!({"path": "b.txt", "content": "new b\n"}),
+    );
+    batch = call(
+        batch,
+        "c",
+        "write_file",
+        json!({"path": "c.txt", "content": "c\n"}),
+    );
+    batch = call(
+        batch,
+        "edit",
+        "edit",
+        json!({"path": "a.txt", "old_string": "alpha", "new_string": "beta"}),
+    );
+    server.push(batch);
+    let child = e
+        .cmd()
+        .args([
+            "exec",
+            "--json",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "m",
+        ])
+        .args(["--approval", "yolo", "do it all"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let read = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap_or_default();
+    wait_for("the writes", || {
+        read("b.txt") == "new b\n" && read("c.txt") == "c\n" && read("a.txt") == "beta\n"
+    });
+    kill(child);
+    let id = e.session_files()[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // After the kill, the person changes c.txt.
+    std::fs::write(e.ws.join("c.txt"), "the person's\n").unwrap();
+
+    server.push(Turn::text("ok"));
+    e.saki()
+        .args(["exec", "--resume", &id, "--base-url", &server.openai_url()])
+        .args(["-m", "m", "what happened?"])
+        .assert()
+        .success();
+    let body = server.requests().last().unwrap().body.clone();
+    let result = |id: &str| {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}"))["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    for id in ["sleep", "read"] {
+        assert!(
+            result(id).starts_with(
+                "did not finish: the session ended while it ran; this call changes nothing"
+            ),
+            "{id}: {}",
+            result(id)
+        );
+    }
+    assert!(
+        result("b").starts_with("completed: b.txt holds exactly the 6 bytes this call wrote"),
+        "{}",
+        result("b")
+    );
+    for id in ["c", "edit"] {
+        assert!(
+            result(id).starts_with(
+                "may have completed: the session ended while it ran; check its effect"
+            ),
+            "{id}: {}",
+            result(id)
+        );
+    }
+}

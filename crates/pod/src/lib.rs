@@ -2,11 +2,11 @@
 //! session store; the scoped file view, `@path` references, alerts and project
 //! instructions build on it.
 
+pub mod dangling;
 pub mod store;
 
-pub use store::{
-    close_dangling_calls, LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError,
-};
+pub use dangling::close_dangling_calls;
+pub use store::{LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError};
 pub mod file_ref;
 
 pub use file_ref::{

@@ -3,7 +3,7 @@
 //! later line is one history item, appended, flushed and fsync'd as it is committed, so a
 //! process killed at any moment loses at most the item in flight.
 
-use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item, ToolResultStatus};
+use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -413,30 +413,4 @@ impl SessionWriter {
             None => Ok(()),
         }
     }
-}
-
-/// Tool calls left without a result (the process died mid-tool) get a synthetic result,
-/// so the history is well-formed for the next request. Returns the items added.
-pub fn close_dangling_calls(items: &mut Vec<Item>) -> Vec<Item> {
-    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for item in items.iter() {
-        if let Item::ToolResult { ctx, .. } = item {
-            answered.insert(ctx.call_id.clone());
-        }
-    }
-    let mut added = Vec::new();
-    for item in items.iter() {
-        if let Item::ToolCall { name, ctx, .. } = item {
-            if !answered.contains(&ctx.call_id) {
-                added.push(Item::ToolResult {
-                    name: name.clone(),
-                    content: "cancelled: the session ended before this call finished".into(),
-                    status: ToolResultStatus::Cancelled,
-                    ctx: ctx.clone(),
-                });
-            }
-        }
-    }
-    items.extend(added.iter().cloned());
-    added
 }
