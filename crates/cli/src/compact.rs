@@ -110,7 +110,7 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             ExitCode::Internal,
         );
     };
-    if let Err(e) = opened.recorder.record_compaction(&compaction) {
+    if let Err(e) = opened.recorder.record_compaction(&compaction).await {
         return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
     }
     if json_mode {

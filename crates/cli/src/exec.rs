@@ -131,7 +131,19 @@ pub struct ProviderArgs {
     pub local: Option<PathBuf>,
 }
 
-/// The system prompt for a new session in `workspace`.
+/// The system prompt for a new session in `workspace`, built on the blocking pool (it
+/// runs git and reads AGENTS.md files).
+pub async fn system_prompt_for(workspace: &std::path::Path) -> String {
+    let workspace = workspace.to_path_buf();
+    tokio::task::spawn_blocking(move || build_system_prompt(&workspace))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "building the system prompt failed");
+            String::new()
+        })
+}
+
+/// The system prompt for a new session in `workspace`. Blocking: runs git.
 pub fn build_system_prompt(workspace: &std::path::Path) -> String {
     let global_dir = config::global_config_dir(&|k: &str| std::env::var(k).ok());
     let cwd = std::env::current_dir()
@@ -283,21 +295,29 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let workspace_key = workspace.root().display().to_string();
-    let opened = session::store()
+    // Reading or creating the session log, and the new session's system prompt (git),
+    // are blocking work: off the runtime's threads.
+    let (root, resume_as) = (workspace.root().to_path_buf(), resume.clone());
+    let (provider, model, title) = (
+        resolved.provider.clone(),
+        resolved.model.clone(),
+        prompt.clone(),
+    );
+    let opened = tokio::task::spawn_blocking(move || {
+        let store = session::store()?;
+        session::open(
+            &store,
+            &resume_as,
+            &root.display().to_string(),
+            &provider,
+            &model,
+            &title,
+            || build_system_prompt(&root),
+        )
         .map_err(|e| e.to_string())
-        .and_then(|store| {
-            session::open(
-                &store,
-                &resume,
-                &workspace_key,
-                &resolved.provider,
-                &resolved.model,
-                &prompt,
-                || build_system_prompt(workspace.root()),
-            )
-            .map_err(|e| e.to_string())
-        });
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("opening the session failed: {e}")));
     let mut alerts = setup_alerts(&resolved, &sandbox);
     alerts.extend(recovered.into_iter().map(|message| Alert {
         level: AlertLevel::Warn,
@@ -311,6 +331,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 level: AlertLevel::Warn,
                 message,
             }));
+            // Items are written by the log's own thread; each is on disk before the next
+            // request goes out.
+            worker.set_durability(Arc::new(opened.recorder.clone()));
             opened.recorder
         }
         Err(e) => {

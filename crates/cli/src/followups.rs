@@ -117,6 +117,8 @@ impl FollowUps {
                                 .collect();
                             self.show(&accepted.items);
                             worker.commit_items(accepted.items);
+                            // Durable before the next suggestion's request carries them.
+                            worker.flushed().await;
                             let saved = accepted.time_saved.as_millis() as u64;
                             self.note(
                                 json!({"type": "speculation.accepted", "suggestion": text,

@@ -9,6 +9,7 @@ mod interactive;
 mod local;
 mod output;
 mod panics;
+mod recorder;
 mod session;
 mod setup;
 mod trust;

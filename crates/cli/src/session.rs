@@ -2,104 +2,15 @@
 //! committed item, and `saki sessions`.
 
 use crate::exit::ExitCode;
-use saki_llm_worker::{Compaction, Item, WorkerEvent};
-use saki_pod::{
-    close_dangling_calls, LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError,
-};
-use std::sync::{Arc, Mutex, PoisonError};
+pub use crate::recorder::{FailureReporter, Recorder};
+use saki_llm_worker::Item;
+use saki_pod::{close_dangling_calls, LoadedSession, SessionMeta, SessionStore, StoreError};
 
 pub fn store() -> Result<SessionStore, String> {
     let env = |k: &str| std::env::var(k).ok();
     SessionStore::default_dir(&env)
         .map(SessionStore::new)
         .ok_or_else(|| "cannot find a place for sessions: set XDG_DATA_HOME or HOME".to_owned())
-}
-
-/// Where the first write failure is reported (stderr unless set).
-pub type FailureReporter = Arc<dyn Fn(String) + Send + Sync>;
-
-/// Writes committed items to the session log; the first failure is reported once.
-#[derive(Clone)]
-pub struct Recorder {
-    writer: Arc<Mutex<SessionWriter>>,
-    failed: Arc<std::sync::atomic::AtomicBool>,
-    reporter: Option<FailureReporter>,
-}
-
-impl Recorder {
-    pub fn new(writer: SessionWriter) -> Self {
-        Self {
-            writer: Arc::new(Mutex::new(writer)),
-            failed: Arc::default(),
-            reporter: None,
-        }
-    }
-
-    /// Reports a write failure through `reporter` instead of stderr (the UI owns the
-    /// terminal).
-    pub fn with_reporter(mut self, reporter: FailureReporter) -> Self {
-        self.reporter = Some(reporter);
-        self
-    }
-
-    pub fn id(&self) -> String {
-        self.writer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .meta()
-            .id
-            .clone()
-    }
-
-    pub fn record(&self, item: &Item) {
-        let result = self
-            .writer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .append(item);
-        self.report_failure(result);
-    }
-
-    fn report_failure(&self, result: Result<(), StoreError>) {
-        if let Err(e) = result {
-            if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                let message = format!(
-                    "the session log could not be written; this session may not resume fully: {e}"
-                );
-                match &self.reporter {
-                    Some(report) => report(message),
-                    None => eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message)),
-                }
-            }
-        }
-    }
-
-    pub fn observe(&self, event: &WorkerEvent) {
-        match event {
-            WorkerEvent::Committed(item) => self.record(item),
-            WorkerEvent::CommittedMany(items) => {
-                let result = self
-                    .writer
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .append_all(items);
-                self.report_failure(result);
-            }
-            WorkerEvent::Compacted(compaction) => {
-                let result = self.record_compaction(compaction);
-                self.report_failure(result);
-            }
-            _ => {}
-        }
-    }
-
-    /// Records a compaction that changed history.
-    pub fn record_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
-        self.writer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .append_compaction(compaction)
-    }
 }
 
 /// A session ready for a run.
@@ -114,6 +25,7 @@ pub struct Opened {
 }
 
 /// Which session `exec` continues.
+#[derive(Debug, Clone)]
 pub enum Resume {
     New,
     Id(String),

@@ -193,7 +193,8 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
         .chain(pick(overlay.write_scope(), &["write_file", "edit"]))
         .chain(pick(&workspace, &["shell"]))
         .chain([
-            Arc::new(OverlayLs::new(overlay.clone())) as Arc<dyn Tool>,
+            // Reads directories with blocking calls, like the real `ls`.
+            saki_tools::blocking::off_runtime(Arc::new(OverlayLs::new(overlay.clone()))),
             Arc::new(OverlayGlob::new(overlay.clone())),
             Arc::new(OverlayGrep::new(overlay)),
         ]);

@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod compaction;
+pub mod durability;
 pub mod handler;
 pub mod hook;
 pub mod interceptor;
@@ -20,6 +21,7 @@ pub use compaction::{
     Compaction, CompactionReport, CompactionStatus, CompactionTrigger, ContextGuard, ContextView,
     HistoryEdit,
 };
+pub use durability::Durability;
 pub use handler::*;
 pub use interceptor::{
     Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,

@@ -9,9 +9,12 @@
 mod batch;
 #[path = "retry.rs"]
 mod retry;
+#[path = "usage.rs"]
+mod usage;
 
 use crate::answer::fold_for_answer;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
+use crate::durability::Durability;
 use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
 use crate::item::{to_messages, Item, ToolResultStatus};
 use crate::loop_guard::LoopGuard;
@@ -24,6 +27,7 @@ use saki_llm_client::{
     StopReason, ThinkingConfig, UsageEvent,
 };
 use std::sync::Arc;
+use usage::Usage;
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -124,6 +128,7 @@ pub struct Worker {
     guard: Option<Arc<dyn ContextGuard>>,
     /// `(items, prompt tokens)` of the last request the provider reported usage for.
     last_report: Option<(usize, u64)>,
+    durability: Option<Arc<dyn Durability>>,
 }
 
 impl Worker {
@@ -139,6 +144,21 @@ impl Worker {
             batches: 0,
             guard: None,
             last_report: None,
+            durability: None,
+        }
+    }
+
+    /// How to wait for committed items to be durable; awaited before every request and
+    /// at the end of a turn.
+    pub fn set_durability(&mut self, durability: Arc<dyn Durability>) {
+        self.durability = Some(durability);
+    }
+
+    /// Resolves once every item committed so far is durable (at once without a
+    /// [`Durability`]). For items committed outside a turn ([`Worker::commit_items`]).
+    pub async fn flushed(&self) {
+        if let Some(durability) = &self.durability {
+            durability.flushed().await;
         }
     }
 
@@ -254,10 +274,21 @@ impl Worker {
     }
 
     /// Runs one turn for the person's text. `Err` only for failures before the model
-    /// answered at all (after retries); the user item is in history either way.
+    /// answered at all (after retries); the user item is in history either way. Every
+    /// item of the turn is durable when it returns.
     pub async fn run_turn(
         &mut self,
         text: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ClientError> {
+        let outcome = self.turn(text.into(), cancel).await;
+        self.flushed().await;
+        outcome
+    }
+
+    async fn turn(
+        &mut self,
+        text: String,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ClientError> {
         let user = Item::user(text);
@@ -322,6 +353,8 @@ impl Worker {
                     Some(request.max_output_tokens.map_or(1024, |m| m.min(1024)));
             }
             let sent_items = self.history.len();
+            // History first, durably: what this request carries is on disk before it goes.
+            self.flushed().await;
             let response = self.respond(&request, &cancel).await?;
             if !response.recovered.is_empty() {
                 self.emit(WorkerEvent::CallsRecovered(response.recovered.clone()));
@@ -468,36 +501,4 @@ pub(crate) struct PendingCall {
     pub(crate) name: String,
     pub(crate) arguments: String,
     pub(crate) ctx: ToolExecutionContext,
-}
-
-#[derive(Default)]
-struct Usage(UsageEvent);
-
-impl Usage {
-    fn add(&mut self, u: &UsageEvent) {
-        fn sum(a: &mut Option<u64>, b: Option<u64>) {
-            if let Some(b) = b {
-                *a = Some(a.unwrap_or(0) + b);
-            }
-        }
-        sum(&mut self.0.input_tokens, u.input_tokens);
-        sum(&mut self.0.output_tokens, u.output_tokens);
-        sum(&mut self.0.total_tokens, u.total_tokens);
-        sum(
-            &mut self.0.cache_read_input_tokens,
-            u.cache_read_input_tokens,
-        );
-        sum(
-            &mut self.0.cache_creation_input_tokens,
-            u.cache_creation_input_tokens,
-        );
-    }
-
-    fn outcome(&self, status: TurnStatus, requests: usize) -> TurnOutcome {
-        TurnOutcome {
-            status,
-            usage: self.0,
-            requests,
-        }
-    }
 }

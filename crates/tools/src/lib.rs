@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod atomic;
+pub mod blocking;
 pub mod capped;
 pub mod common;
 mod files;
@@ -63,6 +64,10 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
     ];
     tools
         .into_iter()
+        .map(|tool| match blocking::ASYNC_TOOLS.contains(&tool.name()) {
+            true => tool,
+            false => blocking::off_runtime(tool),
+        })
         .map(|tool| Arc::new(capped::Capped::new(tool, cap)) as Arc<dyn Tool>)
         .collect()
 }

@@ -19,7 +19,7 @@ pub(super) struct Background {
 
 impl Engine {
     /// Accepts the ready speculation when `text` is its suggestion; true when it did.
-    pub(super) fn try_accept(&mut self, text: &str) -> bool {
+    pub(super) async fn try_accept(&mut self, text: &str) -> bool {
         let matches = self
             .ready
             .as_ref()
@@ -51,6 +51,8 @@ impl Engine {
             .map(|p| p.display().to_string())
             .collect();
         self.worker.commit_items(accepted.items.clone());
+        // Durable before the next suggestion's request carries them.
+        self.worker.flushed().await;
         let pipelined = accepted.pipelined.and_then(Result::ok);
         self.send(EngineEvent::Accepted {
             items: accepted.items,

@@ -49,6 +49,18 @@ pub fn set_recorder(slot: &RecorderSlot, recorder: Option<Recorder>) {
     *slot.lock().unwrap_or_else(PoisonError::into_inner) = recorder;
 }
 
+/// The Worker waits on the current session's log (none yet: nothing to wait for).
+pub struct SlotDurability(pub RecorderSlot);
+
+#[async_trait::async_trait]
+impl saki_llm_worker::Durability for SlotDurability {
+    async fn flushed(&self) {
+        if let Some(recorder) = recorder(&self.0) {
+            recorder.flushed().await;
+        }
+    }
+}
+
 /// Records every committed item and tells the UI. Accepted speculations are shown by
 /// the engine as one `Accepted` event, so `CommittedMany` is only recorded here.
 pub fn observer(

@@ -164,7 +164,7 @@ impl Engine {
                     false
                 }
                 Action::NewSession => {
-                    self.new_session();
+                    self.new_session().await;
                     false
                 }
                 Action::ListSessions => {
@@ -172,7 +172,7 @@ impl Engine {
                     false
                 }
                 Action::Resume { id } => {
-                    self.resume(&id);
+                    self.resume(&id).await;
                     false
                 }
                 Action::Dismiss => {
@@ -228,7 +228,7 @@ impl Engine {
 
     /// Returns true when the person quit meanwhile.
     async fn submit(&mut self, text: String, actions: &mut UnboundedReceiver<Action>) -> bool {
-        if self.try_accept(&text) {
+        if self.try_accept(&text).await {
             return false;
         }
         self.discard_speculation();

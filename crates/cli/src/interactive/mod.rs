@@ -10,7 +10,7 @@ mod sessions;
 mod tests;
 
 use crate::config::Resolved;
-use crate::exec::{build_system_prompt, ProviderArgs, RunArgs};
+use crate::exec::{ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
 use crate::session::{self, Resume};
 use crate::setup;
@@ -143,8 +143,18 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             message,
         });
     }
+    let system_prompt = crate::exec::system_prompt_for(workspace.root()).await;
     let setup = match resolved.and_then(|(resolved, hooks)| {
-        build(&args, resolved, hooks, workspace.clone(), ui_tx, store.ok())
+        let store = store.ok();
+        build(
+            &args,
+            resolved,
+            hooks,
+            workspace.clone(),
+            ui_tx,
+            store,
+            system_prompt,
+        )
     }) {
         Ok(s) => s,
         Err((code, message)) => {
@@ -155,7 +165,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let suggestions = setup.suggestions;
     let mut engine = Engine::new(setup);
     if let Some(loaded) = loaded {
-        engine.continue_loaded(loaded);
+        engine.continue_loaded(loaded).await;
     }
     let app = App::new(
         engine.status(),
@@ -255,6 +265,7 @@ fn build(
     workspace: Arc<Workspace>,
     ui: UiSender,
     store: Option<SessionStore>,
+    system_prompt: String,
 ) -> Result<Setup, (ExitCode, String)> {
     let client =
         setup::client(&resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
@@ -284,7 +295,7 @@ fn build(
         &hooks,
         workspace.clone(),
     )));
-    worker.set_system_prompt(Some(build_system_prompt(workspace.root())));
+    worker.set_system_prompt(Some(system_prompt));
     let pod = Arc::new(PodInterceptor::default());
     worker.add_interceptor(pod.clone());
     let mode = SharedMode::new(args.run.approval);
@@ -311,6 +322,7 @@ fn build(
         tokens.clone(),
         resolved.wire_api,
     ));
+    worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
     let suggestions = resolved.suggestions && !args.no_suggestions;
     if suggestions {
         saki_followup::cleanup_stale(&saki_followup::default_base());

@@ -2,7 +2,7 @@
 
 use super::bridge;
 use super::engine::Engine;
-use crate::exec::build_system_prompt;
+use crate::exec::{build_system_prompt, system_prompt_for};
 use crate::session::{self, FailureReporter, Resume};
 use saki_followup::CacheSafeStore;
 use saki_pod::LoadedSession;
@@ -47,13 +47,13 @@ impl Engine {
         Ok(())
     }
 
-    pub(super) fn new_session(&mut self) {
+    pub(super) async fn new_session(&mut self) {
         self.discard_speculation();
         bridge::set_recorder(&self.slot, None);
         self.grants.clear();
         self.worker.set_history(Vec::new());
         self.worker
-            .set_system_prompt(Some(build_system_prompt(self.workspace.root())));
+            .set_system_prompt(Some(system_prompt_for(self.workspace.root()).await));
         self.tokens.store(0, Ordering::Relaxed);
         self.cache = CacheSafeStore::default();
         self.send(EngineEvent::History(Vec::new()));
@@ -89,7 +89,7 @@ impl Engine {
     }
 
     /// Continues an earlier session by id (`/resume`).
-    pub(super) fn resume(&mut self, id: &str) {
+    pub(super) async fn resume(&mut self, id: &str) {
         let Some(store) = &self.store else {
             self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
             return;
@@ -101,21 +101,27 @@ impl Engine {
             return;
         }
         match store.load(id) {
-            Ok(loaded) => self.continue_loaded(loaded),
+            Ok(loaded) => self.continue_loaded(loaded).await,
             Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
         }
     }
 
     /// Continues a loaded session: its history replaces the transcript.
-    pub(super) fn continue_loaded(&mut self, loaded: LoadedSession) {
-        let Some(store) = &self.store else {
+    pub(super) async fn continue_loaded(&mut self, loaded: LoadedSession) {
+        let Some(store) = self.store.clone() else {
             return;
         };
         let root = self.workspace.root().to_path_buf();
         let reporter = Some(self.reporter());
         let recorded = (loaded.meta.provider.clone(), loaded.meta.model.clone());
-        let opened =
-            session::continue_session(store, loaded, || build_system_prompt(&root), reporter);
+        // Opening the log (and, for an old session without a stored prompt, git): off the
+        // runtime's threads.
+        let opened = tokio::task::spawn_blocking(move || {
+            session::continue_session(&store, loaded, || build_system_prompt(&root), reporter)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
         match opened {
             Ok(opened) => {
                 self.discard_speculation();
