@@ -1,7 +1,8 @@
 //! Tools whose work is blocking file-system calls (`read_file`, `write_file`, `edit`,
 //! `ls`, …) run on tokio's blocking pool: the calls of one batch then run in parallel,
 //! and a slow disk or network mount never holds a runtime thread (the stream of another
-//! request, the UI, a cancel keep going).
+//! request, the UI, a cancel keep going). A call cancelled while it runs finishes its
+//! (short) work on the pool: a write then lands whole, never half.
 
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde_json::Value;
