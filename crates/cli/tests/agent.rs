@@ -144,7 +144,8 @@ fn reads_edits_and_answers_in_every_protocol() {
                 "grep",
                 "shell",
                 "edit",
-                "write_file"
+                "write_file",
+                "delete_file"
             ],
             "{provider}: reading and searching first"
         );

@@ -97,6 +97,8 @@ impl ToolGate {
                 },
             },
             "shell" => shell(input, self.overlay.workspace()),
+            // The overlay records writes only; a deletion waits for the person.
+            "delete_file" => boundary("delete_file is not run ahead".to_owned()),
             "web_fetch" | "web_search" => boundary(format!(
                 "{name} needs network access, which the person must allow"
             )),
@@ -177,7 +179,8 @@ fn short(command: &str) -> String {
 }
 
 /// The tools a speculation runs, behind [`ToolGate`] (which rewrites their paths):
-/// `read_file` scoped to the overlay and the workspace roots; `write_file` and `edit`
+/// `read_file` scoped to the overlay and the workspace roots; `write_file`, `edit` and
+/// `delete_file` (offered so the tool list stays the main loop's, always a boundary)
 /// scoped to the overlay directory alone, so even an ungated call cannot touch the real
 /// tree; `ls`, `glob` and `grep` that merge the overlay over the real tree; `shell` in
 /// `workspace`, the real one (only read-only commands get through the gate).
@@ -190,7 +193,10 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
     };
     let tools = pick(overlay.read_scope(), &["read_file"])
         .into_iter()
-        .chain(pick(overlay.write_scope(), &["write_file", "edit"]))
+        .chain(pick(
+            overlay.write_scope(),
+            &["write_file", "edit", "delete_file"],
+        ))
         .chain(pick(&workspace, &["shell"]))
         .chain([
             // Reads directories with blocking calls, like the real `ls`.

@@ -148,7 +148,7 @@ pub fn sensitive_path(workspace: &Workspace, path: &str) -> Option<String> {
 pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
     match call.name.as_str() {
         "read_file" | "ls" | "glob" | "grep" => Assessment::new(CallClass::ReadOnly, None, true),
-        "write_file" | "edit" => {
+        "write_file" | "edit" | "delete_file" => {
             let path = call
                 .input
                 .get("path")

@@ -1,7 +1,8 @@
-//! read_file, write_file and edit.
+//! read_file, write_file, edit and delete_file.
 
 use crate::atomic::write_atomic;
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
+use crate::suggest::scope_failure;
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 pub struct ReadFile(pub Arc<Workspace>);
 pub struct WriteFile(pub Arc<Workspace>);
 pub struct Edit(pub Arc<Workspace>);
+pub struct DeleteFile(pub Arc<Workspace>);
 
 #[derive(Deserialize)]
 struct ReadArgs {
@@ -44,7 +46,10 @@ impl Tool for ReadFile {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: ReadArgs = parse_args(input)?;
-        let path = self.0.resolve(&args.path).map_err(failed)?;
+        let path = self
+            .0
+            .resolve(&args.path)
+            .map_err(|e| scope_failure(&self.0, &args.path, e))?;
         if path.is_dir() {
             // What the model wanted to see is most likely in the listing.
             let listing = crate::listing::list_dir(&path, &args.path)?;
@@ -110,6 +115,13 @@ fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> 
             "[...truncated: showing lines {first}-{last} of {total}; use offset={} to read more]",
             last + 1
         ));
+    } else if first == 1 && total > 1 {
+        // Models this small cannot count lines; the whole file's count is one fact they
+        // are often asked for.
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("[{total} lines in all]"));
     }
     ToolOutput::new(out).with_summary(summary)
 }
@@ -143,7 +155,10 @@ impl Tool for WriteFile {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_args(input)?;
-        let path = self.0.resolve_for_write(&args.path).map_err(failed)?;
+        let path = self
+            .0
+            .resolve_for_write(&args.path)
+            .map_err(|e| scope_failure(&self.0, &args.path, e))?;
         if path.is_dir() {
             return Err(failed(format!("{} is a directory", args.path)));
         }
@@ -178,12 +193,12 @@ impl Tool for Edit {
         crate::rank_of(self.name())
     }
     fn description(&self) -> &str {
-        "Replace an exact string in a file. old_string must match exactly once unless replace_all is true. Returns a unified diff."
+        "Replace an exact string in a file. old_string must match exactly once unless replace_all is true; an empty old_string appends new_string to the end of the file. Returns a unified diff."
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {
             "path": {"type": "string"},
-            "old_string": {"type": "string", "description": "Exact text to replace, including whitespace"},
+            "old_string": {"type": "string", "description": "Exact text to replace, including whitespace; empty to append"},
             "new_string": {"type": "string"},
             "replace_all": {"type": "boolean", "default": false}
         }, "required": ["path", "old_string", "new_string"]})
@@ -194,38 +209,41 @@ impl Tool for Edit {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(input)?;
-        if args.old_string.is_empty() {
-            return Err(ToolError::InvalidInput(
-                "old_string is empty; use write_file to create a file".into(),
-            ));
-        }
         if args.old_string == args.new_string {
             return Err(ToolError::InvalidInput(
-                "old_string and new_string are the same".into(),
+                "old_string and new_string are the same; nothing would change".into(),
             ));
         }
-        let path = self.0.resolve(&args.path).map_err(failed)?;
+        let path = self
+            .0
+            .resolve(&args.path)
+            .map_err(|e| scope_failure(&self.0, &args.path, e))?;
         let bytes = crate::common::read_regular(&path)
             .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
         if looks_binary(&bytes) {
             return Err(failed(format!("{} is a binary file", args.path)));
         }
         let before = String::from_utf8_lossy(&bytes).into_owned();
-        let count = before.matches(&args.old_string).count();
-        match (count, args.replace_all) {
-            (0, _) => return Err(failed(format!("old_string was not found in {}", args.path))),
-            (n, false) if n > 1 => {
-                return Err(failed(format!(
-                    "old_string matches {n} places in {}; include more surrounding text to make it unique, or set replace_all",
-                    args.path
-                )))
-            }
-            _ => {}
-        }
-        let after = if args.replace_all {
-            before.replace(&args.old_string, &args.new_string)
+        let (after, count) = if args.old_string.is_empty() {
+            (append_line(&before, &args.new_string), 1)
         } else {
-            before.replacen(&args.old_string, &args.new_string, 1)
+            let count = before.matches(&args.old_string).count();
+            match (count, args.replace_all) {
+                (0, _) => return Err(failed(not_found(&args.path, &before))),
+                (n, false) if n > 1 => {
+                    return Err(failed(format!(
+                        "old_string matches {n} places in {}; include more surrounding text to make it unique, or set replace_all",
+                        args.path
+                    )))
+                }
+                _ => {}
+            }
+            let after = if args.replace_all {
+                before.replace(&args.old_string, &args.new_string)
+            } else {
+                before.replacen(&args.old_string, &args.new_string, 1)
+            };
+            (after, count)
         };
         write_atomic(&path, after.as_bytes())
             .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
@@ -244,5 +262,96 @@ impl Tool for Edit {
             prefix_at_boundary(&diff, self.0.output_cap())
         ))
         .with_summary(summary))
+    }
+}
+
+/// `text` appended to `before` on a line of its own: after a newline if `before` lacks
+/// one, and ending in one if `before` did (the file keeps its convention).
+fn append_line(before: &str, text: &str) -> String {
+    let mut after = before.to_owned();
+    if !after.is_empty() && !after.ends_with('\n') {
+        after.push('\n');
+    }
+    after.push_str(text);
+    if before.ends_with('\n') && !text.ends_with('\n') {
+        after.push('\n');
+    }
+    after
+}
+
+/// Lines of the file shown when old_string is not found: what it could have matched.
+const NOT_FOUND_PREVIEW_LINES: usize = 40;
+
+/// The not-found error, with the start of the file so the model can copy the exact
+/// text rather than guess it again.
+fn not_found(path: &str, content: &str) -> String {
+    let lines: Vec<&str> = content.lines().collect();
+    let shown = lines.len().min(NOT_FOUND_PREVIEW_LINES);
+    let mut message = format!(
+        "old_string was not found in {path}; copy the exact text from the file. Its content{}:\n",
+        if shown < lines.len() {
+            format!(" (first {shown} of {} lines)", lines.len())
+        } else {
+            String::new()
+        }
+    );
+    for line in &lines[..shown] {
+        message.push_str(line);
+        message.push('\n');
+    }
+    message
+}
+
+#[derive(Deserialize)]
+struct DeleteArgs {
+    path: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for DeleteFile {
+    fn name(&self) -> &str {
+        "delete_file"
+    }
+    fn rank(&self) -> u32 {
+        crate::rank_of(self.name())
+    }
+    fn description(&self) -> &str {
+        "Delete a file."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "path": {"type": "string"}
+        }, "required": ["path"]})
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: DeleteArgs = parse_args(input)?;
+        let path = self
+            .0
+            .resolve_for_write(&args.path)
+            .map_err(|e| scope_failure(&self.0, &args.path, e))?;
+        // A link is not followed: what is named is what goes, and only inside the scope.
+        let lexical = self.0.absolute(&args.path);
+        let meta = std::fs::symlink_metadata(&lexical)
+            .map_err(|e| failed(format!("cannot delete {}: {e}", args.path)))?;
+        if meta.file_type().is_symlink() {
+            return Err(failed(format!(
+                "{} is a symbolic link; delete_file removes regular files only",
+                args.path
+            )));
+        }
+        if !meta.is_file() {
+            return Err(failed(format!(
+                "{} is not a regular file; delete_file removes regular files only",
+                args.path
+            )));
+        }
+        std::fs::remove_file(&path)
+            .map_err(|e| failed(format!("cannot delete {}: {e}", args.path)))?;
+        let msg = format!("deleted {} ({} bytes)", self.0.display(&path), meta.len());
+        Ok(ToolOutput::new(msg.clone()).with_summary(msg))
     }
 }

@@ -168,24 +168,42 @@ impl Tool for Grep {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = parse_args(input)?;
+        let requested = args.path.as_deref().unwrap_or(".");
         let base = self
             .0
-            .resolve(args.path.as_deref().unwrap_or("."))
-            .map_err(failed)?;
+            .resolve(requested)
+            .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
         let root = self.0.root().to_path_buf();
-        let (matches, total) = tokio::task::spawn_blocking(move || {
-            search(
-                &base,
-                &root,
-                &args.pattern,
-                args.glob.as_deref(),
-                args.case_insensitive,
-                MAX_MATCHES,
-            )
+        tokio::task::spawn_blocking(move || {
+            let run = |glob: Option<&str>| {
+                search(
+                    &base,
+                    &root,
+                    &args.pattern,
+                    glob,
+                    args.case_insensitive,
+                    MAX_MATCHES,
+                )
+            };
+            let (matches, total) = run(args.glob.as_deref())?;
+            if let (0, Some(glob)) = (total, &args.glob) {
+                // A glob that filters everything out is most often a misused field (a
+                // small model puts the pattern there); the wider search says more than
+                // "no matches", and the note keeps it honest.
+                let (matches, total) = run(None)?;
+                if total > 0 {
+                    let mut output = render(&matches, total);
+                    output.content = format!(
+                        "[no match in files matching the glob `{glob}`; matches in all files:]\n{}",
+                        output.content
+                    );
+                    return Ok(output);
+                }
+            }
+            Ok(render(&matches, total))
         })
         .await
-        .map_err(failed)??;
-        Ok(render(&matches, total))
+        .map_err(failed)?
     }
 }
 
@@ -202,6 +220,15 @@ pub fn render(matches: &[Match], total: usize) -> ToolOutput {
         out.push_str(&format!(
             "[...{} more matches not shown; narrow the pattern or path]",
             total - matches.len()
+        ));
+    } else {
+        let files: std::collections::BTreeSet<&str> =
+            matches.iter().map(|(p, _, _)| p.as_str()).collect();
+        out.push_str(&format!(
+            "[{total} matching line{} in {} file{}]",
+            if total == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
         ));
     }
     ToolOutput::new(out.trim_end().to_owned()).with_summary(format!("{total} matches"))

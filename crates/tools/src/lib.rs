@@ -16,6 +16,7 @@ pub mod shell;
 pub mod shell_env;
 pub mod shell_safety;
 pub mod state;
+pub mod suggest;
 pub mod workspace;
 
 pub use approval::{
@@ -40,6 +41,7 @@ pub const TOOL_ORDER: &[&str] = &[
     "shell",
     "edit",
     "write_file",
+    "delete_file",
 ];
 
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
@@ -57,6 +59,7 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(files::ReadFile(workspace.clone())),
         Arc::new(files::WriteFile(workspace.clone())),
         Arc::new(files::Edit(workspace.clone())),
+        Arc::new(files::DeleteFile(workspace.clone())),
         Arc::new(listing::Ls(workspace.clone())),
         Arc::new(listing::Glob(workspace.clone())),
         Arc::new(grep::Grep(workspace.clone())),

@@ -85,7 +85,10 @@ impl Tool for Ls {
     ) -> Result<ToolOutput, ToolError> {
         let args: LsArgs = parse_args(input)?;
         let shown = args.path.unwrap_or_else(|| ".".into());
-        let path = self.0.resolve(&shown).map_err(failed)?;
+        let path = self
+            .0
+            .resolve(&shown)
+            .map_err(|e| crate::suggest::scope_failure(&self.0, &shown, e))?;
         let meta =
             std::fs::metadata(&path).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
         if meta.is_file() {
@@ -167,10 +170,11 @@ impl Tool for Glob {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GlobArgs = parse_args(input)?;
+        let requested = args.path.as_deref().unwrap_or(".");
         let base = self
             .0
-            .resolve(args.path.as_deref().unwrap_or("."))
-            .map_err(failed)?;
+            .resolve(requested)
+            .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
         let matcher = glob_matcher(&args.pattern)?;
         let found = tokio::task::spawn_blocking(move || glob_walk(&base, &matcher))
             .await

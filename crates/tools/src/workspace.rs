@@ -68,7 +68,7 @@ impl Workspace {
         &self.roots
     }
 
-    fn absolute(&self, path: &str) -> PathBuf {
+    pub(crate) fn absolute(&self, path: &str) -> PathBuf {
         let p = Path::new(path);
         if p.is_absolute() {
             self.rooted_in_workspace(p)

@@ -326,7 +326,7 @@ async fn ls_glob_and_grep_respect_gitignore() {
     let grep = f.call("grep", json!({"pattern": "fn main"})).await.unwrap();
     assert_eq!(
         grep,
-        "src/lib.rs:1:pub fn main_helper() {}\nsrc/main.rs:1:fn main() {"
+        "src/lib.rs:1:pub fn main_helper() {}\nsrc/main.rs:1:fn main() {\n[2 matching lines in 2 files]"
     );
     let grep = f
         .call(
@@ -335,7 +335,10 @@ async fn ls_glob_and_grep_respect_gitignore() {
         )
         .await
         .unwrap();
-    assert_eq!(grep, "src/main.rs:2:    println!(\"hi\");");
+    assert_eq!(
+        grep,
+        "src/main.rs:2:    println!(\"hi\");\n[1 matching line in 1 file]"
+    );
     assert_eq!(
         f.call("grep", json!({"pattern": "zzz_nothing"}))
             .await
@@ -437,4 +440,119 @@ async fn shell_timeout_and_cancel_kill_the_whole_process_group() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(!alive(pid), "dropping the call killed the group");
+}
+
+#[tokio::test]
+async fn delete_file_removes_regular_files_in_scope_only() {
+    let f = fixture();
+    let ws = f.ws();
+    std::fs::write(ws.join("tmp.log"), "noise\n").unwrap();
+    let out = f
+        .call("delete_file", json!({"path": "tmp.log"}))
+        .await
+        .unwrap();
+    assert_eq!(out, "deleted tmp.log (6 bytes)");
+    assert!(!ws.join("tmp.log").exists());
+    let err = f
+        .call("delete_file", json!({"path": "tmp.log"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("cannot delete tmp.log"), "{err}");
+    let err = f
+        .call("delete_file", json!({"path": "src"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(ws.join("src/main.rs").exists());
+    let err = f
+        .call("delete_file", json!({"path": "../secret.txt"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("outside the workspace"), "{err}");
+    assert!(f.dir.path().join("secret.txt").exists());
+    std::os::unix::fs::symlink(ws.join("src/main.rs"), ws.join("link.rs")).unwrap();
+    let err = f
+        .call("delete_file", json!({"path": "link.rs"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(ws.join("src/main.rs").exists() && ws.join("link.rs").exists());
+}
+
+#[tokio::test]
+async fn edit_with_an_empty_old_string_appends_a_line() {
+    let f = fixture();
+    let ws = f.ws();
+    std::fs::write(ws.join("TODO.md"), "# TODO\n- write tests\n").unwrap();
+    f.call(
+        "edit",
+        json!({"path": "TODO.md", "old_string": "", "new_string": "- buy milk"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("TODO.md")).unwrap(),
+        "# TODO\n- write tests\n- buy milk\n"
+    );
+    std::fs::write(ws.join("raw.txt"), "no newline").unwrap();
+    f.call(
+        "edit",
+        json!({"path": "raw.txt", "old_string": "", "new_string": "next"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.join("raw.txt")).unwrap(),
+        "no newline\nnext"
+    );
+}
+
+#[tokio::test]
+async fn edit_not_found_shows_the_text_there_is() {
+    let f = fixture();
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "port=8080", "new_string": "port=9090"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("was not found in src/main.rs"), "{err}");
+    assert!(err.contains("    println!(\"hi\");\n"), "{err}");
+}
+
+#[tokio::test]
+async fn read_file_says_how_many_lines_a_whole_file_has() {
+    let f = fixture();
+    let out = f
+        .call("read_file", json!({"path": "src/main.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "fn main() {\n    println!(\"hi\");\n}\n[3 lines in all]"
+    );
+    let part = f
+        .call("read_file", json!({"path": "src/main.rs", "offset": 2}))
+        .await
+        .unwrap();
+    assert!(!part.contains("in all"), "{part}");
+}
+
+#[tokio::test]
+async fn a_glob_that_filters_out_every_match_widens_the_search_with_a_note() {
+    let f = fixture();
+    let out = f
+        .call("grep", json!({"pattern": "println", "glob": "println"}))
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("[no match in files matching the glob `println`; matches in all files:]\nsrc/main.rs:2:"),
+        "{out}"
+    );
+    let out = f
+        .call("grep", json!({"pattern": "zzz", "glob": "*.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(out, "no matches");
 }

@@ -157,7 +157,7 @@ async fn grep_searches_the_merged_view() {
     let grep = OverlayGrep::new(f.overlay.clone());
     assert_eq!(
         run(&grep, json!({"pattern": "fn main"})).await.unwrap(),
-        "src/app.rs:1:fn main() {}"
+        "src/app.rs:1:fn main() {}\n[1 matching line in 1 file]"
     );
     f.write(
         "src/app.rs",
@@ -173,26 +173,26 @@ async fn grep_searches_the_merged_view() {
         .unwrap();
     assert_eq!(
         out.content,
-        "notes/todo.md:1:fn main in notes\nsrc/app.rs:3:fn main2() {}\nsrc/new.rs:1:fn main_new() {}"
+        "notes/todo.md:1:fn main in notes\nsrc/app.rs:3:fn main2() {}\nsrc/new.rs:1:fn main_new() {}\n[3 matching lines in 3 files]"
     );
     assert_eq!(out.summary.as_deref(), Some("3 matches"));
     assert_eq!(
         run(&grep, json!({"pattern": "fn", "path": "src/app.rs"}))
             .await
             .unwrap(),
-        "src/app.rs:1:fn start() {}\nsrc/app.rs:3:fn main2() {}"
+        "src/app.rs:1:fn start() {}\nsrc/app.rs:3:fn main2() {}\n[2 matching lines in 1 file]"
     );
     assert_eq!(
         run(&grep, json!({"pattern": "main", "path": "src/new.rs"}))
             .await
             .unwrap(),
-        "src/new.rs:1:fn main_new() {}"
+        "src/new.rs:1:fn main_new() {}\n[1 matching line in 1 file]"
     );
     assert_eq!(
         run(&grep, json!({"pattern": "fn main", "glob": "*.md"}))
             .await
             .unwrap(),
-        "notes/todo.md:1:fn main in notes"
+        "notes/todo.md:1:fn main in notes\n[1 matching line in 1 file]"
     );
     assert_eq!(
         run(
@@ -201,13 +201,13 @@ async fn grep_searches_the_merged_view() {
         )
         .await
         .unwrap(),
-        "notes/todo.md:1:fn main in notes"
+        "notes/todo.md:1:fn main in notes\n[1 matching line in 1 file]"
     );
     assert_eq!(
         run(&grep, json!({"pattern": "main", "path": "src/.hidden.rs"}))
             .await
             .unwrap(),
-        "src/.hidden.rs:1:fn main",
+        "src/.hidden.rs:1:fn main\n[1 matching line in 1 file]",
         "a file named explicitly is searched even if hidden"
     );
     assert!(run(&grep, json!({"pattern": "x", "path": "missing"}))
@@ -238,7 +238,10 @@ async fn other_roots_use_the_real_tools() {
     let out = run(&grep, json!({"pattern": "needle", "path": path}))
         .await
         .unwrap();
-    assert!(out.ends_with("o.txt:1:needle"), "{out}");
+    assert!(
+        out.ends_with("o.txt:1:needle\n[1 matching line in 1 file]"),
+        "{out}"
+    );
 }
 
 #[test]
