@@ -406,6 +406,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         workspace,
     );
     speculator.tool_call_recovery = resolved.tool_call_recovery;
+    speculator.batch_ids = worker.batch_ids();
     let follow_ups = FollowUps {
         count: args.follow_ups,
         speculator,

@@ -45,7 +45,7 @@ impl FollowUps {
         store.save(&worker.build_request(), worker.history());
         let mut pipelined = None;
         let plan = self.speculator.mode == ApprovalMode::Plan;
-        for _ in 0..self.count {
+        for step in 0..self.count {
             if let Err(reason) = suggestion_allowed(worker.history(), true, plan) {
                 self.suppressed(reason);
                 break;
@@ -115,7 +115,7 @@ impl FollowUps {
                                 .iter()
                                 .map(|p| p.display().to_string())
                                 .collect();
-                            self.show(&accepted.items);
+                            self.show(step, &accepted.items);
                             worker.commit_items(accepted.items);
                             // Durable before the next suggestion's request carries them.
                             worker.flushed().await;
@@ -210,12 +210,13 @@ impl FollowUps {
     }
 
     /// The accepted speculation's answer, as a normal turn would have shown it (its tool
-    /// calls are shown by the Worker's observer when committed).
-    fn show(&self, items: &[Item]) {
+    /// calls are shown by the Worker's observer when committed). Item ids are unique in the
+    /// run: `speculated_<follow-up>_<item>`.
+    fn show(&self, step: u32, items: &[Item]) {
         for (n, item) in items.iter().enumerate() {
             if let Item::AssistantText { text } = item {
                 if self.json {
-                    let id = format!("speculated_{n}");
+                    let id = format!("speculated_{step}_{n}");
                     emit(
                         &json!({"type": "item.completed", "item": {"id": id, "kind": "assistant_message", "text": text, "speculated": true}}),
                     );

@@ -187,3 +187,72 @@ fn a_filtered_suggestion_stops_the_follow_ups() {
         .clone();
     assert!(String::from_utf8_lossy(&out.stderr).contains("[suggestion] none (evaluative)"));
 }
+
+#[test]
+fn follow_ups_in_a_row_carry_unique_batch_and_item_ids() {
+    let e = env_with(&[]);
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("Empty. Add notes.txt, then todo.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "n\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("add todo.txt"));
+    server.push(call(
+        "s2",
+        "write_file",
+        json!({"path": "todo.txt", "content": "t\n"}),
+    ));
+    server.push(Turn::text("Added todo.txt."));
+    server.push(Turn::text("show both files"));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--follow-ups",
+            "2",
+            "--approval",
+            "auto-edit",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "main",
+            "what is here?",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = events(&out);
+    let completed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed")
+        .map(|e| &e["item"])
+        .collect();
+    let mut batches: Vec<&str> = completed
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .map(|i| i["batch_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(batches, ["batch_1", "batch_2", "batch_3"]);
+    let mut ids: Vec<&str> = completed
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    let all = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all, "item ids repeat: {ids:?}");
+    // The session log holds each batch id once per call and once per result.
+    let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
+    batches.dedup();
+    for batch in batches {
+        assert_eq!(log.matches(&format!("\"{batch}\"")).count(), 2, "{batch}");
+    }
+}

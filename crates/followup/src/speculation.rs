@@ -10,7 +10,8 @@ use crate::suggestion::SuppressReason;
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
-    ArgumentError, Item, LoopGuard, Responder, ToolExecutionContext, ToolResultStatus, ToolServer,
+    ArgumentError, BatchIds, Item, LoopGuard, Responder, ToolExecutionContext, ToolResultStatus,
+    ToolServer,
 };
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::Arc;
@@ -190,6 +191,10 @@ pub struct Speculator {
     pub overlay_base: std::path::PathBuf,
     /// Run tool calls the model writes as text, as the main loop does (default off).
     pub tool_call_recovery: bool,
+    /// The session's batch-id counter ([`saki_llm_worker::Worker::batch_ids`]), so a
+    /// speculation's batches never share an id with the main loop's or another
+    /// speculation's (a fresh counter by default).
+    pub batch_ids: BatchIds,
 }
 
 enum Step {
@@ -211,6 +216,7 @@ impl Speculator {
             workspace,
             overlay_base: crate::overlay::default_base(),
             tool_call_recovery: false,
+            batch_ids: BatchIds::new(),
         }
     }
 
@@ -277,7 +283,7 @@ impl Speculator {
         let mut responder = Responder::new();
         responder.set_recovery(self.tool_call_recovery);
         let mut guard = LoopGuard::new();
-        for turn in 0..MAX_SPECULATION_TURNS {
+        for _ in 0..MAX_SPECULATION_TURNS {
             let request = params.fork_request(&self.model, items);
             let response = match responder
                 .respond(&self.client, &request, cancel.clone())
@@ -299,7 +305,7 @@ impl Speculator {
                 }
             }
             let step = self
-                .respond_step(&response.content, turn, items, (gate, tools), &mut guard)
+                .respond_step(&response.content, items, (gate, tools), &mut guard)
                 .await;
             if let Step::Stop(status, reason) = step {
                 return (status, reason);
@@ -321,13 +327,20 @@ impl Speculator {
     async fn respond_step(
         &self,
         content: &[ContentPart],
-        turn: usize,
         items: &mut Vec<Item>,
         (gate, tools): (&ToolGate, &ToolServer),
         guard: &mut LoopGuard,
     ) -> Step {
         let mut message = Vec::new();
         let mut calls = Vec::new();
+        let has_calls = content
+            .iter()
+            .any(|p| matches!(p, ContentPart::ToolUse { .. }));
+        let batch_id = if has_calls {
+            self.batch_ids.next()
+        } else {
+            String::new()
+        };
         for part in content {
             match part {
                 ContentPart::Text { text } if !text.is_empty() => {
@@ -345,7 +358,7 @@ impl Speculator {
                 } => {
                     let ctx = ToolExecutionContext {
                         call_id: id.clone(),
-                        batch_id: format!("speculation_{}", turn + 1),
+                        batch_id: batch_id.clone(),
                         call_index: calls.len(),
                     };
                     calls.push(message.len());

@@ -3,6 +3,7 @@
 //! the [`Worker`] loop with its Tool API, interceptors and user hooks.
 
 pub mod answer;
+pub mod batch_ids;
 pub mod compaction;
 pub mod durability;
 pub mod handler;
@@ -17,6 +18,7 @@ pub mod timeline;
 pub mod tool;
 pub mod worker;
 
+pub use batch_ids::BatchIds;
 pub use compaction::{
     Compaction, CompactionReport, CompactionStatus, CompactionTrigger, ContextGuard, ContextView,
     HistoryEdit,

@@ -13,6 +13,7 @@ mod retry;
 mod usage;
 
 use crate::answer::fold_for_answer;
+use crate::batch_ids::BatchIds;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
 use crate::durability::Durability;
 use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
@@ -124,7 +125,7 @@ pub struct Worker {
     responder: Responder,
     config: WorkerConfig,
     observer: Option<Observer>,
-    batches: u64,
+    batch_ids: BatchIds,
     guard: Option<Arc<dyn ContextGuard>>,
     /// `(items, prompt tokens)` of the last request the provider reported usage for.
     last_report: Option<(usize, u64)>,
@@ -141,7 +142,7 @@ impl Worker {
             responder: Responder::new(),
             config,
             observer: None,
-            batches: 0,
+            batch_ids: BatchIds::new(),
             guard: None,
             last_report: None,
             durability: None,
@@ -232,8 +233,15 @@ impl Worker {
     /// Commits items produced elsewhere (an accepted speculation) as if this Worker had
     /// produced them: each is announced, so it is persisted like any turn.
     pub fn commit_items(&mut self, items: Vec<Item>) {
+        self.batch_ids.observe(&items);
         self.emit(WorkerEvent::CommittedMany(items.clone()));
         self.history.extend(items);
+    }
+
+    /// The session's batch-id counter, for work that makes tool calls outside this Worker
+    /// (speculation): ids drawn from it never repeat the Worker's.
+    pub fn batch_ids(&self) -> BatchIds {
+        self.batch_ids.clone()
     }
 
     /// The client this Worker sends requests with.
@@ -243,6 +251,7 @@ impl Worker {
 
     /// Replaces history (e.g. a resumed session).
     pub fn set_history(&mut self, history: Vec<Item>) {
+        self.batch_ids.observe(&history);
         self.history = history;
         self.last_report = None;
     }
@@ -435,8 +444,7 @@ impl Worker {
             .iter()
             .any(|p| matches!(p, ContentPart::ToolUse { .. }));
         let batch_id = if has_calls {
-            self.batches += 1;
-            format!("batch_{}", self.batches)
+            self.batch_ids.next()
         } else {
             String::new()
         };

@@ -227,11 +227,15 @@ impl Transcript {
         self.update_row(ctx, |row| row.status = ToolRowStatus::Running);
     }
 
+    /// The tool group of `batch_id` in the current prompt's entries: a batch never spans
+    /// prompts, so the search stops at the newest user entry (a session log of an older
+    /// saki may repeat a batch id under another prompt).
     fn group_mut(&mut self, batch_id: &str) -> Option<&mut Entry> {
         self.entries
             .iter_mut()
             .rev()
             .take(8)
+            .take_while(|e| !matches!(e.kind, EntryKind::User(_)))
             .find(|e| matches!(&e.kind, EntryKind::Tools { batch_id: b, .. } if b == batch_id))
     }
 

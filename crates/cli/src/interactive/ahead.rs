@@ -132,6 +132,7 @@ impl Engine {
             self.workspace.clone(),
         );
         speculator.tool_call_recovery = self.resolved.tool_call_recovery;
+        speculator.batch_ids = self.worker.batch_ids();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let ui = self.ui.clone();

@@ -8,6 +8,8 @@ mod prewarm;
 mod sessions;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ahead;
 
 use crate::config::Resolved;
 use crate::exec::{ProviderArgs, RunArgs};

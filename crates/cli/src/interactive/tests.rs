@@ -15,18 +15,18 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-struct Harness {
-    actions: UnboundedSender<Action>,
-    events: UnboundedReceiver<EngineEvent>,
-    ws: tempfile::TempDir,
+pub(super) struct Harness {
+    pub(super) actions: UnboundedSender<Action>,
+    pub(super) events: UnboundedReceiver<EngineEvent>,
+    pub(super) ws: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
 
-fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness {
+pub(super) fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness {
     start_with(server, mode, suggestions, |_| {})
 }
 
-fn start_with(
+pub(super) fn start_with(
     server: &MockServer,
     mode: ApprovalMode,
     suggestions: bool,
@@ -74,12 +74,12 @@ fn start_with(
 }
 
 impl Harness {
-    fn send(&self, action: Action) {
+    pub(super) fn send(&self, action: Action) {
         self.actions.send(action).unwrap();
     }
 
     /// Events up to and including the first that `stop` accepts.
-    async fn until(&mut self, stop: impl Fn(&EngineEvent) -> bool) -> Vec<EngineEvent> {
+    pub(super) async fn until(&mut self, stop: impl Fn(&EngineEvent) -> bool) -> Vec<EngineEvent> {
         let mut seen = Vec::new();
         loop {
             let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
@@ -95,11 +95,11 @@ impl Harness {
     }
 }
 
-fn turn_finished(e: &EngineEvent) -> bool {
+pub(super) fn turn_finished(e: &EngineEvent) -> bool {
     matches!(e, EngineEvent::TurnFinished { .. })
 }
 
-fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
+pub(super) fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
     Turn::new().with_tool_call(id, name, args.to_string())
 }
 

@@ -1,0 +1,125 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Reading ahead in the engine against the mock provider: accepts in a row, what the
+//! person sees of them, and the background work's timing and cost.
+
+use super::tests::{call, start, turn_finished, Harness};
+use saki_llm_worker::Item;
+use saki_testkit::{MockServer, Turn};
+use saki_tools::ApprovalMode;
+use saki_tui::transcript::EntryKind;
+use saki_tui::{Action, App, EngineEvent, SpecState, Status, Theme};
+use serde_json::json;
+use std::time::Instant;
+
+fn ready(e: &EngineEvent) -> bool {
+    matches!(e, EngineEvent::Speculation(SpecState::Ready))
+}
+
+fn accepted(e: &EngineEvent) -> bool {
+    matches!(e, EngineEvent::Accepted { .. })
+}
+
+/// A first turn with a tool call, then two suggestions whose speculations each write a
+/// file, each followed by the next (pipelined) suggestion.
+fn two_step_plan() -> MockServer {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("add todo.txt"));
+    server.push(call(
+        "s2",
+        "write_file",
+        json!({"path": "todo.txt", "content": "- test\n"}),
+    ));
+    server.push(Turn::text("Added todo.txt."));
+    server.push(Turn::text("show both files"));
+    server
+}
+
+/// The batch ids of the tool calls among `events`, in order.
+fn batch_ids(events: &[EngineEvent]) -> Vec<String> {
+    let items = events.iter().flat_map(|e| match e {
+        EngineEvent::Committed(item) => std::slice::from_ref(item).to_vec(),
+        EngineEvent::Accepted { items, .. } => items.clone(),
+        _ => Vec::new(),
+    });
+    let mut ids: Vec<String> = items
+        .filter_map(|i| match i {
+            Item::ToolCall { ctx, .. } => Some(ctx.batch_id),
+            _ => None,
+        })
+        .collect();
+    ids.dedup();
+    ids
+}
+
+/// Runs the plan to two accepted speculations; every engine event, in order.
+async fn two_accepts(h: &mut Harness) -> Vec<EngineEvent> {
+    let mut events = Vec::new();
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    events.extend(h.until(turn_finished).await);
+    events.extend(h.until(ready).await);
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    events.extend(h.until(accepted).await);
+    events.extend(h.until(ready).await);
+    h.send(Action::Submit {
+        text: "add todo.txt".into(),
+    });
+    events.extend(h.until(accepted).await);
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_accepts_in_a_row_carry_their_own_batch_ids_and_groups() {
+    let server = two_step_plan();
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    let events = two_accepts(&mut h).await;
+    assert_eq!(batch_ids(&events), ["batch_1", "batch_2", "batch_3"]);
+    assert_eq!(
+        std::fs::read_to_string(h.ws.path().join("todo.txt")).unwrap(),
+        "- test\n"
+    );
+
+    // What the person sees: each group right under its own prompt.
+    let mut app = App::new(
+        Status::default(),
+        Theme::plain(),
+        h.ws.path().to_path_buf(),
+        true,
+    );
+    let now = Instant::now();
+    for event in events {
+        app.apply(event, now);
+    }
+    let layout: Vec<String> = app
+        .transcript
+        .kinds()
+        .filter_map(|k| match k {
+            EntryKind::User(text) => Some(format!("user: {text}")),
+            EntryKind::Tools { batch_id, rows } => Some(format!("{batch_id}: {} rows", rows.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        layout,
+        [
+            "user: hello",
+            "batch_1: 1 rows",
+            "user: add notes.txt",
+            "batch_2: 1 rows",
+            "user: add todo.txt",
+            "batch_3: 1 rows",
+        ]
+    );
+}

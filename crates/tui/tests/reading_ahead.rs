@@ -1,0 +1,123 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Reading ahead on screen: accepts in a row keep their tool groups under their own
+//! prompts, the keys that take a suggestion, and which suggestions are speculated.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
+use saki_tools::ApprovalMode;
+use saki_tui::{App, EngineEvent, Status, Theme};
+use std::time::{Duration, Instant};
+
+fn app() -> App {
+    let status = Status {
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        fast_model: None,
+        context_window: Some(128_000),
+        tokens_used: 12_800,
+        approval: Some(ApprovalMode::AutoEdit),
+        session_id: None,
+        sandbox: None,
+        sandboxed: false,
+    };
+    App::new(status, Theme::plain(), std::env::temp_dir(), true)
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| app.draw(f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// A speculated turn that wrote `path` in one batch `batch`, as the engine reports it.
+fn accepted(prompt: &str, path: &str, batch: &str, pipelined: Option<&str>) -> EngineEvent {
+    let ctx = ToolExecutionContext {
+        call_id: format!("call-{path}"),
+        batch_id: batch.into(),
+        call_index: 0,
+    };
+    EngineEvent::Accepted {
+        items: vec![
+            Item::user(prompt),
+            Item::ToolCall {
+                name: "write_file".into(),
+                arguments: serde_json::json!({"path": path, "content": "x\n"}).to_string(),
+                signature: None,
+                ctx: ctx.clone(),
+            },
+            Item::ToolResult {
+                name: "write_file".into(),
+                content: format!("wrote {path}"),
+                status: ToolResultStatus::Success,
+                ctx,
+            },
+            Item::AssistantText {
+                text: format!("Added {path}."),
+            },
+        ],
+        files: vec![path.into()],
+        saved_ms: 1500,
+        pipelined: pipelined.map(str::to_owned),
+    }
+}
+
+/// Tab puts the visible suggestion in the input, Enter sends it.
+fn tab_enter(app: &mut App, now: Instant) {
+    app.on_key(key(KeyCode::Tab), now);
+    app.on_key(key(KeyCode::Enter), now);
+}
+
+fn two_accepts(first: &str, second: &str) -> App {
+    let mut app = app();
+    let now = Instant::now();
+    app.apply(EngineEvent::Committed(Item::user("make a plan")), now);
+    app.apply(
+        EngineEvent::Committed(Item::AssistantText {
+            text: "First notes.txt, then todo.txt.".into(),
+        }),
+        now,
+    );
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::Suggestion("add notes.txt".into()), now);
+    let now = now + Duration::from_millis(300);
+    app.tick(now);
+    tab_enter(&mut app, now);
+    app.apply(
+        accepted("add notes.txt", "notes.txt", first, Some("add todo.txt")),
+        now,
+    );
+    tab_enter(&mut app, now);
+    app.apply(accepted("add todo.txt", "todo.txt", second, None), now);
+    app
+}
+
+#[test]
+fn two_accepted_speculations_in_a_row() {
+    // The ids the engine hands out: one counter for the session.
+    let mut app = two_accepts("batch_2", "batch_3");
+    insta::assert_snapshot!(screen(&mut app, 60, 28));
+}
+
+#[test]
+fn a_batch_id_repeated_by_an_older_session_log_stays_under_its_own_prompt() {
+    // Logs written before ids were unique repeat `speculation_1` for every speculation.
+    let mut repeated = two_accepts("speculation_1", "speculation_1");
+    let mut unique = two_accepts("batch_2", "batch_3");
+    assert_eq!(screen(&mut repeated, 60, 20), screen(&mut unique, 60, 20));
+}
