@@ -6,8 +6,8 @@ use crate::exec::{failed, finish_turn};
 use crate::exit::ExitCode;
 use crate::output::{emit, PlainPrinter};
 use saki_followup::{
-    accept, generate_suggestion, suggestion_allowed, AcceptError, CacheSafeStore, NotApplied,
-    SpeculationStatus, Speculator, SuppressReason, SUGGESTION_PROMPT,
+    accept, suggestion_allowed, AcceptError, CacheSafeStore, NotApplied, SpeculationStatus,
+    Speculator, SuppressReason,
 };
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::{Item, Worker};
@@ -55,28 +55,16 @@ impl FollowUps {
             };
             let suggestion = match pipelined.take() {
                 Some(s) => s,
-                None => {
-                    let client = &self.speculator.client;
-                    let model = &self.speculator.model;
-                    match generate_suggestion(
-                        client,
-                        &params,
-                        model,
-                        SUGGESTION_PROMPT,
-                        cancel.clone(),
-                    )
-                    .await
-                    {
-                        Ok(s) => s,
-                        Err(e) => {
-                            self.note(
-                                json!({"type": "suggestion", "text": null, "error": e.to_string()}),
-                                format!("[suggestion] failed: {e}"),
-                            );
-                            break;
-                        }
+                None => match self.speculator.suggest(&params, cancel.clone()).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.note(
+                            json!({"type": "suggestion", "text": null, "error": e.to_string()}),
+                            format!("[suggestion] failed: {e}"),
+                        );
+                        break;
                     }
-                }
+                },
             };
             let text = match suggestion {
                 Ok(text) => text,
@@ -116,6 +104,7 @@ impl FollowUps {
                                 .map(|p| p.display().to_string())
                                 .collect();
                             self.show(step, &accepted.items);
+                            let speculated = accepted.items.clone();
                             worker.commit_items(accepted.items);
                             // Durable before the next suggestion's request carries them.
                             worker.flushed().await;
@@ -130,7 +119,18 @@ impl FollowUps {
                                     saved as f64 / 1000.0
                                 ),
                             );
-                            pipelined = accepted.pipelined;
+                            // The next suggestion sees what the speculation did.
+                            pipelined = match self
+                                .speculator
+                                .pipelined(&params, &speculated, cancel.clone())
+                                .await
+                            {
+                                Ok(next) => Some(next),
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "pipelined suggestion failed");
+                                    None
+                                }
+                            };
                             store.save(&worker.build_request(), worker.history());
                             continue;
                         }

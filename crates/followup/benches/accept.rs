@@ -37,7 +37,6 @@ async fn one_run(server: &MockServer) -> Duration {
     }
     server.push(turn);
     server.push(Turn::text("Wrote ten files."));
-    server.push(Turn::text("run the tests"));
     let client = Client::new(ClientConfig::new(WireApi::Chat, server.openai_url())).unwrap();
     let mut speculator = Speculator::new(
         client.clone(),

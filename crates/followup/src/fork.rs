@@ -17,7 +17,7 @@ pub const MAX_HISTORY_FOR_CACHE: usize = 40;
 /// Characters of the speculated answer a pipelined suggestion sees.
 pub const PIPELINE_ANSWER_CHARS: usize = 500;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheSafeParams {
     pub system: Option<String>,
     pub tools: Vec<ToolDefinition>,

@@ -2,11 +2,11 @@
 //! every tool call passing the [`ToolGate`] and every write landing in an [`OverlayFs`].
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
-use crate::fork::{generate_suggestion, pipelined_prompt, CacheSafeParams};
+use crate::fork::{generate_suggestion, pipelined_prompt, CacheSafeParams, ForkError};
 use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
-use crate::suggestion::SuppressReason;
+use crate::suggestion::{SuppressReason, SUGGESTION_PROMPT};
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
@@ -57,8 +57,6 @@ pub struct Speculation {
     /// The speculated history: the suggestion as a user item, then the model's items.
     pub items: Vec<Item>,
     pub elapsed: Duration,
-    /// The next suggestion, generated once the speculation completed.
-    pub pipelined: Option<Result<String, SuppressReason>>,
     overlay: Option<OverlayFs>,
 }
 
@@ -113,7 +111,6 @@ pub struct Accepted {
     pub applied: ApplyReport,
     /// How long the speculation ran: the wait the person skipped.
     pub time_saved: Duration,
-    pub pipelined: Option<Result<String, SuppressReason>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -176,7 +173,6 @@ pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted,
         items: std::mem::take(&mut speculation.items),
         applied,
         time_saved: speculation.elapsed,
-        pipelined: speculation.pipelined.take(),
     })
 }
 
@@ -221,7 +217,9 @@ impl Speculator {
     }
 
     /// Runs `suggestion` on top of `params` until the model answers, a boundary, the
-    /// limits, or `cancel`. When it completes, the pipelined suggestion is generated too.
+    /// limits, or `cancel`. It returns as soon as its own loop ends: the speculation is
+    /// ready then, and the pipelined suggestion ([`Speculator::pipelined`]) is a request of
+    /// its own that arrives when it arrives.
     pub async fn run(
         &self,
         params: &CacheSafeParams,
@@ -235,7 +233,6 @@ impl Speculator {
             reason: None,
             items: vec![Item::user(suggestion)],
             elapsed: Duration::ZERO,
-            pipelined: None,
             overlay: None,
         };
         let overlay = match OverlayFs::new_in(self.workspace.clone(), &self.overlay_base) {
@@ -256,20 +253,42 @@ impl Speculator {
         // The gate and tools hold the overlay only while the loop runs.
         drop((gate, tools));
         speculation.overlay = Arc::try_unwrap(overlay).ok();
-        if speculation.status == SpeculationStatus::Completed {
-            let prompt = pipelined_prompt(suggestion, &speculation.answer());
-            speculation.pipelined =
-                match generate_suggestion(&self.client, params, &self.model, &prompt, cancel).await
-                {
-                    Ok(result) => Some(result),
-                    Err(e) => {
-                        tracing::debug!(error = %e, "pipelined suggestion failed");
-                        None
-                    }
-                };
-        }
         speculation.elapsed = started.elapsed();
         speculation
+    }
+
+    /// The person's next prompt after the snapshot: the first suggestion of a turn.
+    pub async fn suggest(
+        &self,
+        params: &CacheSafeParams,
+        cancel: CancellationToken,
+    ) -> Result<Result<String, SuppressReason>, ForkError> {
+        generate_suggestion(&self.client, params, &self.model, SUGGESTION_PROMPT, cancel).await
+    }
+
+    /// The next suggestion after a completed speculation of `params` (its items: the
+    /// suggestion, then what the model did), for the Tab-Tab-Tab walk. It may run while
+    /// the speculation waits to be accepted, and after.
+    pub async fn pipelined(
+        &self,
+        params: &CacheSafeParams,
+        items: &[Item],
+        cancel: CancellationToken,
+    ) -> Result<Result<String, SuppressReason>, ForkError> {
+        let suggestion = match items.first() {
+            Some(Item::User { text }) => text.as_str(),
+            _ => "",
+        };
+        let answer = items
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                Item::AssistantText { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let prompt = pipelined_prompt(suggestion, answer);
+        generate_suggestion(&self.client, params, &self.model, &prompt, cancel).await
     }
 
     async fn speculate(

@@ -116,8 +116,8 @@ async fn a_completed_speculation_changes_nothing_until_accepted_then_exactly_the
     let before = f.tree();
     edit_and_create(&f);
     f.server.push(Turn::text("run the tests"));
-    let spec = f
-        .speculator(ApprovalMode::AutoEdit)
+    let speculator = f.speculator(ApprovalMode::AutoEdit);
+    let spec = speculator
         .run(
             &f.params(),
             "change a to return 1",
@@ -142,7 +142,13 @@ async fn a_completed_speculation_changes_nothing_until_accepted_then_exactly_the
         .next()
         .unwrap();
     assert!(reread.contains("-> u8 { 1 }"), "{reread}");
-    assert_eq!(spec.pipelined, Some(Ok("run the tests".into())));
+    // Ready without the pipelined suggestion: that is a request of its own.
+    assert_eq!(f.server.requests().len(), 3);
+    let next = speculator
+        .pipelined(&f.params(), &spec.items, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(next, Ok("run the tests".into()));
     let pipeline_request = f.server.requests().last().unwrap().body.to_string();
     assert!(pipeline_request.contains("The person said: change a to return 1"));
     assert!(pipeline_request.contains("The assistant answered: Changed a() and added b()."));
@@ -168,13 +174,17 @@ async fn abort_and_a_changed_text_leave_no_trace() {
     let before = f.tree();
     edit_and_create(&f);
     f.server.push(Turn::text(""));
-    let spec = f
-        .speculator(ApprovalMode::Yolo)
+    let speculator = f.speculator(ApprovalMode::Yolo);
+    let spec = speculator
         .run(&f.params(), "change a", CancellationToken::new())
         .await;
     assert_eq!(spec.status, SpeculationStatus::Completed);
     assert!(spec.overlay_dir().unwrap().exists());
-    assert_eq!(spec.pipelined, Some(Err(SuppressReason::Empty)));
+    let next = speculator
+        .pipelined(&f.params(), &spec.items, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(next, Err(SuppressReason::Empty));
     assert!(matches!(
         accept(spec, "change b"),
         Err(AcceptError::TextChanged)
@@ -183,7 +193,6 @@ async fn abort_and_a_changed_text_leave_no_trace() {
     assert_eq!(f.overlays_left(), 0);
 
     edit_and_create(&f);
-    f.server.push(Turn::text(""));
     let spec = f
         .speculator(ApprovalMode::Yolo)
         .run(&f.params(), "change a", CancellationToken::new())

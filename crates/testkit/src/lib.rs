@@ -7,5 +7,5 @@ mod script;
 mod server;
 
 pub use render::{render, split_sse, Wire};
-pub use script::{Block, Endless, Faults, Finish, Reply, Turn, Usage};
+pub use script::{Block, Endless, Faults, Finish, Gate, Reply, Turn, Usage};
 pub use server::{MockServer, RecordedRequest, StartError};

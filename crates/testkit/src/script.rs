@@ -155,12 +155,48 @@ pub struct Faults {
     pub chunk_delay: Option<Duration>,
 }
 
+/// Holds back the events of the turns that wait on it until [`Gate::open`]: for tests
+/// that need one reply to arrive after something else happened (the response's headers
+/// go out at once; its first event waits). Clones share the gate.
+#[derive(Debug, Clone)]
+pub struct Gate(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Gate {
+    pub fn new() -> Self {
+        Self(std::sync::Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+
+    /// Lets every waiting (and later) turn on this gate stream.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    pub(crate) async fn wait(&self) {
+        let mut open = self.0.subscribe();
+        let _ = open.wait_for(|open| *open).await;
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Turn {
     pub blocks: Vec<Block>,
     pub usage: Option<Usage>,
     pub finish: Finish,
     pub faults: Faults,
+    /// Streams only once this gate is open.
+    pub gate: Option<Gate>,
 }
 
 impl Turn {
@@ -222,6 +258,12 @@ impl Turn {
 
     pub fn malformed_at(mut self, event: usize) -> Self {
         self.faults.malformed_at = Some(event);
+        self
+    }
+
+    /// Sends nothing until `gate` is opened.
+    pub fn hold(mut self, gate: &Gate) -> Self {
+        self.gate = Some(gate.clone());
         self
     }
 

@@ -2,7 +2,7 @@
 //! that both async tests and blocking CLI tests can use it.
 
 use crate::render::{render, split_sse, Wire};
-use crate::script::{Faults, Reply};
+use crate::script::{Faults, Gate, Reply};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -225,10 +225,10 @@ async fn handle(State(state): State<SharedState>, request: Request) -> Response 
             }
             response
         }
-        Reply::RawSse { body, faults } => stream(split_sse(&body), faults),
+        Reply::RawSse { body, faults } => stream(split_sse(&body), faults, None),
         Reply::Endless(endless) => endless_body(endless),
         Reply::Turn(turn) => match Wire::from_path(&path) {
-            Some(wire) => stream(render(wire, &turn, &model), turn.faults),
+            Some(wire) => stream(render(wire, &turn, &model), turn.faults, turn.gate),
             None => plain(404, r#"{"error":{"message":"testkit: unknown endpoint"}}"#),
         },
     }
@@ -296,7 +296,7 @@ fn endless_body(e: crate::script::Endless) -> Response {
     response
 }
 
-fn stream(mut events: Vec<String>, faults: Faults) -> Response {
+fn stream(mut events: Vec<String>, faults: Faults, gate: Option<Gate>) -> Response {
     if let Some(at) = faults.malformed_at {
         events.insert(
             at.min(events.len()),
@@ -305,6 +305,13 @@ fn stream(mut events: Vec<String>, faults: Faults) -> Response {
     }
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     tokio::spawn(async move {
+        if let Some(gate) = gate {
+            tokio::select! {
+                () = gate.wait() => {}
+                // The client gave up meanwhile.
+                () = tx.closed() => return,
+            }
+        }
         for (i, event) in events.into_iter().enumerate() {
             if faults.drop_after == Some(i) {
                 // Let the server flush what was sent: the drop must come after those bytes.

@@ -1,33 +1,117 @@
 //! Reading ahead in the interactive engine: after a completed turn, the suggestion and its
 //! speculation run in the background; submitting the suggestion unchanged accepts it.
+//!
+//! A speculation is ready as soon as its own loop ends. The pipelined suggestion that
+//! follows it is a request of its own: when it arrives before the accept, the accept
+//! shows it at once; when the person accepts first, it is shown (and speculated) when it
+//! arrives.
 
 use super::Engine;
 use saki_followup::{
-    accept, generate_suggestion, suggestion_allowed, AcceptError, NotApplied, Speculation,
-    SpeculationStatus, Speculator, SUGGESTION_PROMPT,
+    accept, suggestion_allowed, AcceptError, CacheSafeParams, NotApplied, Speculation,
+    SpeculationStatus, Speculator,
 };
 use saki_llm_client::CancellationToken;
 use saki_tools::ApprovalMode;
 use saki_tui::{EngineEvent, Level, SpecState};
 use tokio::task::JoinHandle;
 
-/// The suggestion and speculation running in the background after a turn.
-pub(super) struct Background {
-    pub(super) cancel: CancellationToken,
-    pub(super) handle: JoinHandle<Option<Speculation>>,
+/// What reads ahead after a turn: at most one of each.
+#[derive(Default)]
+pub(super) struct Ahead {
+    /// The suggestion and its speculation.
+    background: Option<Background>,
+    /// A completed speculation waiting for its suggestion to be submitted.
+    ready: Option<Speculation>,
+    /// The next suggestion after the ready (or just accepted) speculation.
+    pipeline: Option<Pipeline>,
+    /// The pipelined suggestion, when it arrived before the accept.
+    next: Option<String>,
+}
+
+struct Background {
+    cancel: CancellationToken,
+    handle: JoinHandle<Option<Speculation>>,
+    params: CacheSafeParams,
+}
+
+struct Pipeline {
+    cancel: CancellationToken,
+    handle: JoinHandle<Option<String>>,
+    /// Its speculation was accepted meanwhile: the suggestion is offered when it arrives.
+    accepted: bool,
+}
+
+/// What finished in the background.
+pub(super) enum AheadEvent {
+    Speculated(Option<Speculation>, Box<CacheSafeParams>),
+    Pipelined(Option<String>, bool),
+}
+
+impl Ahead {
+    /// Waits for the background task or the pipelined suggestion, or forever when
+    /// neither runs.
+    pub(super) async fn finished(&mut self) -> AheadEvent {
+        let Ahead {
+            background,
+            pipeline,
+            ..
+        } = self;
+        let speculated = async {
+            match background {
+                Some(b) => (&mut b.handle).await.ok().flatten(),
+                None => std::future::pending().await,
+            }
+        };
+        let pipelined = async {
+            match pipeline {
+                Some(p) => (&mut p.handle).await.ok().flatten(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            s = speculated => {
+                let params = self.background.take().map(|b| b.params).unwrap_or_default();
+                AheadEvent::Speculated(s, Box::new(params))
+            }
+            n = pipelined => {
+                let accepted = self.pipeline.take().is_some_and(|p| p.accepted);
+                AheadEvent::Pipelined(n, accepted)
+            }
+        }
+    }
 }
 
 impl Engine {
+    /// The speculator for background work, with the current model, mode and workspace.
+    fn speculator(&self) -> Speculator {
+        let model = self
+            .resolved
+            .fast_model
+            .clone()
+            .unwrap_or_else(|| self.worker.model().to_owned());
+        let mut speculator = Speculator::new(
+            self.worker.client().clone(),
+            model,
+            self.mode.get(),
+            self.workspace.clone(),
+        );
+        speculator.tool_call_recovery = self.resolved.tool_call_recovery;
+        speculator.batch_ids = self.worker.batch_ids();
+        speculator
+    }
+
     /// Accepts the ready speculation when `text` is its suggestion; true when it did.
     pub(super) async fn try_accept(&mut self, text: &str) -> bool {
         let matches = self
+            .ahead
             .ready
             .as_ref()
             .is_some_and(|s| s.suggestion.trim() == text.trim());
         if !matches {
             return false;
         }
-        let Some(speculation) = self.ready.take() else {
+        let Some(speculation) = self.ahead.ready.take() else {
             return false;
         };
         if let Err(message) = self.ensure_session(text) {
@@ -53,7 +137,7 @@ impl Engine {
         self.worker.commit_items(accepted.items.clone());
         // Durable before the next suggestion's request carries them.
         self.worker.flushed().await;
-        let pipelined = accepted.pipelined.and_then(Result::ok);
+        let pipelined = self.ahead.next.take();
         self.send(EngineEvent::Accepted {
             items: accepted.items,
             files,
@@ -64,8 +148,11 @@ impl Engine {
         self.send_status();
         self.cache
             .save(&self.worker.build_request(), self.worker.history());
-        if let Some(next) = pipelined {
-            self.start_background(Some(next));
+        match (pipelined, &mut self.ahead.pipeline) {
+            (Some(next), _) => self.start_background(Some(next)),
+            // Still on its way: offered when it arrives.
+            (None, Some(pipeline)) => pipeline.accepted = true,
+            (None, None) => {}
         }
         true
     }
@@ -120,58 +207,55 @@ impl Engine {
         let Some(params) = self.cache.get().cloned() else {
             return;
         };
-        let model = self
-            .resolved
-            .fast_model
-            .clone()
-            .unwrap_or_else(|| self.worker.model().to_owned());
-        let mut speculator = Speculator::new(
-            self.worker.client().clone(),
-            model.clone(),
-            self.mode.get(),
-            self.workspace.clone(),
-        );
-        speculator.tool_call_recovery = self.resolved.tool_call_recovery;
-        speculator.batch_ids = self.worker.batch_ids();
+        let speculator = self.speculator();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let ui = self.ui.clone();
+        let snapshot = params.clone();
         let handle = tokio::spawn(async move {
             let text = match known {
                 Some(text) => text,
-                None => {
-                    let client = &speculator.client;
-                    match generate_suggestion(
-                        client,
-                        &params,
-                        &model,
-                        SUGGESTION_PROMPT,
-                        token.clone(),
-                    )
-                    .await
-                    {
-                        Ok(Ok(text)) => {
-                            let _ = ui.send(EngineEvent::Suggestion(text.clone()));
-                            text
-                        }
-                        Ok(Err(reason)) => {
-                            tracing::debug!(%reason, "suggestion suppressed");
-                            return None;
-                        }
-                        Err(e) => {
-                            tracing::info!(error = %e, "suggestion failed");
-                            return None;
-                        }
+                None => match speculator.suggest(&params, token.clone()).await {
+                    Ok(Ok(text)) => {
+                        let _ = ui.send(EngineEvent::Suggestion(text.clone()));
+                        text
                     }
-                }
+                    Ok(Err(reason)) => {
+                        tracing::debug!(%reason, "suggestion suppressed");
+                        return None;
+                    }
+                    Err(e) => {
+                        tracing::info!(error = %e, "suggestion failed");
+                        return None;
+                    }
+                },
             };
             let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
             Some(speculator.run(&params, &text, token).await)
         });
-        self.background = Some(Background { cancel, handle });
+        self.ahead.background = Some(Background {
+            cancel,
+            handle,
+            params: snapshot,
+        });
     }
 
-    pub(super) fn on_speculation(&mut self, finished: Option<Speculation>) {
+    /// Something in the background finished.
+    pub(super) fn on_ahead(&mut self, event: AheadEvent) {
+        match event {
+            AheadEvent::Speculated(finished, params) => self.on_speculation(finished, *params),
+            AheadEvent::Pipelined(next, accepted) => {
+                if !accepted {
+                    self.ahead.next = next;
+                } else if let Some(text) = next {
+                    self.send(EngineEvent::Suggestion(text.clone()));
+                    self.start_background(Some(text));
+                }
+            }
+        }
+    }
+
+    fn on_speculation(&mut self, finished: Option<Speculation>, params: CacheSafeParams) {
         let Some(speculation) = finished else {
             return;
         };
@@ -181,19 +265,42 @@ impl Engine {
             _ => SpecState::Idle,
         };
         self.send(EngineEvent::Speculation(state));
-        if state == SpecState::Ready {
-            self.ready = Some(speculation);
-        } else {
+        if state != SpecState::Ready {
             if let Some(reason) = &speculation.reason {
                 tracing::debug!(%reason, "speculation stopped");
             }
             speculation.abort();
+            return;
         }
+        // Ready now; the next suggestion is asked for beside it.
+        let speculator = self.speculator();
+        let items = speculation.items.clone();
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let handle = tokio::spawn(async move {
+            match speculator.pipelined(&params, &items, token).await {
+                Ok(Ok(text)) => Some(text),
+                Ok(Err(reason)) => {
+                    tracing::debug!(%reason, "pipelined suggestion suppressed");
+                    None
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "pipelined suggestion failed");
+                    None
+                }
+            }
+        });
+        self.ahead.ready = Some(speculation);
+        self.ahead.pipeline = Some(Pipeline {
+            cancel,
+            handle,
+            accepted: false,
+        });
     }
 
     /// Aborts the background work and drops any finished speculation with its overlay.
     pub(in crate::interactive) fn discard_speculation(&mut self) {
-        if let Some(background) = self.background.take() {
+        if let Some(background) = self.ahead.background.take() {
             background.cancel.cancel();
             // The task ends soon; its speculation (if any) cleans up when dropped below.
             tokio::spawn(async move {
@@ -202,19 +309,15 @@ impl Engine {
                 }
             });
         }
-        if let Some(speculation) = self.ready.take() {
+        if let Some(pipeline) = self.ahead.pipeline.take() {
+            pipeline.cancel.cancel();
+        }
+        self.ahead.next = None;
+        if let Some(speculation) = self.ahead.ready.take() {
             speculation.abort();
         }
         if self.suggestions {
             self.send(EngineEvent::Speculation(SpecState::Idle));
         }
-    }
-}
-
-/// Waits for the background task, or forever when there is none.
-pub(super) async fn background_done(background: &mut Option<Background>) -> Option<Speculation> {
-    match background {
-        Some(b) => (&mut b.handle).await.ok().flatten(),
-        None => std::future::pending().await,
     }
 }

@@ -9,7 +9,7 @@ use super::Setup;
 use crate::config::Resolved;
 use crate::exec::ProviderArgs;
 use crate::setup;
-use saki_followup::{CacheSafeStore, Speculation};
+use saki_followup::CacheSafeStore;
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
 use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 #[path = "ahead.rs"]
 mod ahead;
-use ahead::{background_done, Background};
+use ahead::Ahead;
 
 pub struct Engine {
     pub(super) worker: Worker,
@@ -41,12 +41,11 @@ pub struct Engine {
     pub(super) suggestions: bool,
     pub(super) sandbox: SandboxStatus,
     pub(super) cache: CacheSafeStore,
-    background: Option<Background>,
+    /// Suggestion, speculation and pipelined suggestion (`ahead.rs`).
+    ahead: Ahead,
     /// The local server's prompt cache being filled with the base prompt (see
     /// `prewarm`); dropped, and so cancelled, at the first submit.
     prewarm: Option<super::prewarm::Prewarm>,
-    /// A finished speculation waiting for its suggestion to be submitted.
-    ready: Option<Speculation>,
 }
 
 /// What the action loop does while something long runs.
@@ -89,9 +88,8 @@ impl Engine {
             suggestions,
             sandbox,
             cache: CacheSafeStore::default(),
-            background: None,
+            ahead: Ahead::default(),
             prewarm: None,
-            ready: None,
         }
     }
 
@@ -136,9 +134,8 @@ impl Engine {
         loop {
             let action = tokio::select! {
                 action = actions.recv() => action,
-                finished = background_done(&mut self.background) => {
-                    self.background = None;
-                    self.on_speculation(finished);
+                finished = self.ahead.finished() => {
+                    self.on_ahead(finished);
                     continue;
                 }
             };

@@ -78,6 +78,21 @@ impl Harness {
         self.actions.send(action).unwrap();
     }
 
+    /// The suggestion after an accept: the pipelined one the accept carried, or the one
+    /// that arrives after it (the pipelined request may finish on either side of it).
+    pub(super) async fn next_suggestion(&mut self, pipelined: Option<String>) -> String {
+        if let Some(text) = pipelined {
+            return text;
+        }
+        let events = self
+            .until(|e| matches!(e, EngineEvent::Suggestion(_)))
+            .await;
+        match events.last() {
+            Some(EngineEvent::Suggestion(text)) => text.clone(),
+            _ => unreachable!(),
+        }
+    }
+
     /// Events up to and including the first that `stop` accepts.
     pub(super) async fn until(&mut self, stop: impl Fn(&EngineEvent) -> bool) -> Vec<EngineEvent> {
         let mut seen = Vec::new();
@@ -163,7 +178,8 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
         unreachable!()
     };
     assert_eq!(files, &vec!["notes.txt".to_owned()]);
-    assert_eq!(pipelined.as_deref(), Some("show notes.txt"));
+    let (items, pipelined) = (items.clone(), pipelined.clone());
+    assert_eq!(h.next_suggestion(pipelined).await, "show notes.txt");
     assert!(matches!(&items[0], Item::User { text } if text == "add notes.txt"));
     assert!(items
         .iter()
@@ -172,7 +188,19 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
         std::fs::read_to_string(h.ws.path().join("notes.txt")).unwrap(),
         "hi\n"
     );
-    assert_eq!(server.requests().len(), 6, "accepting sends no request");
+    let requests = server.requests();
+    assert!(
+        requests[2..].iter().all(|r| r.body["model"] == "fast"),
+        "accepting runs no normal turn"
+    );
+}
+
+/// Waits until the server has seen `n` requests (the pipelined suggestion's request goes
+/// out after the speculation is ready).
+pub(super) async fn requests_seen(server: &MockServer, n: usize) {
+    while server.requests().len() < n {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,6 +213,7 @@ async fn an_accept_that_cannot_apply_writes_nothing_keeps_the_overlay_and_runs_t
     });
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
+    requests_seen(&server, 6).await;
     // The person creates the file the speculation wrote, before accepting.
     std::fs::write(h.ws.path().join("notes.txt"), "mine\n").unwrap();
     h.send(Action::Submit {
@@ -305,6 +334,7 @@ async fn a_mode_change_discards_a_ready_speculation() {
     });
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
+    requests_seen(&server, 6).await;
     h.send(Action::SetApproval(ApprovalMode::Default));
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Idle)))
         .await;

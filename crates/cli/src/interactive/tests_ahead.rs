@@ -2,9 +2,9 @@
 //! Reading ahead in the engine against the mock provider: accepts in a row, what the
 //! person sees of them, and the background work's timing and cost.
 
-use super::tests::{call, start, turn_finished, Harness};
+use super::tests::{call, requests_seen, start, turn_finished, Harness};
 use saki_llm_worker::Item;
-use saki_testkit::{MockServer, Turn};
+use saki_testkit::{Gate, MockServer, Turn};
 use saki_tools::ApprovalMode;
 use saki_tui::transcript::EntryKind;
 use saki_tui::{Action, App, EngineEvent, SpecState, Status, Theme};
@@ -122,4 +122,47 @@ async fn two_accepts_in_a_row_carry_their_own_batch_ids_and_groups() {
             "batch_3: 1 rows",
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_speculation_is_accepted_while_its_pipelined_suggestion_is_still_on_its_way() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    // The pipelined suggestion is held back until the accept is done.
+    let gate = Gate::new();
+    server.push(Turn::text("show notes.txt").hold(&gate));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(ready).await;
+    requests_seen(&server, 6).await;
+
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let events = h.until(accepted).await;
+    let Some(EngineEvent::Accepted {
+        files, pipelined, ..
+    }) = events.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(files, &["notes.txt".to_owned()]);
+    assert_eq!(pipelined, &None, "the accept did not wait for it");
+    assert!(!events.iter().any(|e| matches!(e, EngineEvent::TurnStarted)));
+    assert_eq!(server.requests().len(), 6, "nothing ran again");
+
+    // It arrives when it arrives, and is offered then.
+    gate.open();
+    let later = h.until(|e| matches!(e, EngineEvent::Suggestion(_))).await;
+    assert!(matches!(later.last(), Some(EngineEvent::Suggestion(s)) if s == "show notes.txt"));
 }
