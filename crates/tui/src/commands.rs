@@ -11,9 +11,9 @@ pub const HELP: &str = "\
 /new                  start a new session
 /resume [ID]          continue a recent session (a picker without ID)
 /quit                 leave (also Ctrl+D on an empty prompt)
-keys: Enter send · Shift+Enter, Alt+Enter or Ctrl+J newline · Up/Down history ·
-      Tab/→ take the suggestion · @ find a file · Esc or Ctrl+C cancel a turn ·
-      PgUp/PgDn scroll";
+keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
+      Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
+      Esc or Ctrl+C cancel a turn · PgUp/PgDn scroll";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {

@@ -121,3 +121,61 @@ fn a_batch_id_repeated_by_an_older_session_log_stays_under_its_own_prompt() {
     let mut unique = two_accepts("batch_2", "batch_3");
     assert_eq!(screen(&mut repeated, 60, 20), screen(&mut unique, 60, 20));
 }
+
+/// A finished turn with `suggestion` visible.
+fn offered(suggestion: &str) -> (App, Instant) {
+    let mut app = app();
+    let now = Instant::now();
+    app.apply(EngineEvent::Committed(Item::user("fix the parser")), now);
+    app.apply(
+        EngineEvent::Committed(Item::AssistantText {
+            text: "Fixed.".into(),
+        }),
+        now,
+    );
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::Suggestion(suggestion.into()), now);
+    let now = now + Duration::from_millis(300);
+    app.tick(now);
+    assert_eq!(app.ghost(), Some(suggestion));
+    app.take_actions();
+    (app, now)
+}
+
+#[test]
+fn enter_on_an_empty_prompt_never_sends_the_suggestion() {
+    use saki_tui::Action;
+    let (mut app, now) = offered("run the tests");
+    // After a break, or a terminal's Enter on focus: nothing is sent.
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Enter), now + Duration::from_secs(600));
+    }
+    assert_eq!(app.take_actions(), vec![]);
+    assert_eq!(app.ghost(), Some("run the tests"));
+
+    // → puts it in the input like Tab; Enter then sends the input.
+    app.on_key(key(KeyCode::Right), now);
+    assert_eq!(app.input.text(), "run the tests");
+    assert!(app.ghost().is_none());
+    app.on_key(key(KeyCode::Enter), now);
+    assert_eq!(
+        app.take_actions(),
+        vec![Action::Submit {
+            text: "run the tests".into()
+        }]
+    );
+
+    // What is sent is what the input holds, edits included.
+    let (mut app, now) = offered("run the tests");
+    app.on_key(key(KeyCode::Tab), now);
+    for c in " -q".chars() {
+        app.on_key(key(KeyCode::Char(c)), now);
+    }
+    app.on_key(key(KeyCode::Enter), now);
+    assert_eq!(
+        app.take_actions(),
+        vec![Action::Submit {
+            text: "run the tests -q".into()
+        }]
+    );
+}

@@ -256,7 +256,7 @@ fn ghost_suggestion_appears_after_the_delay() {
 }
 
 #[test]
-fn tab_fills_enter_submits_and_typing_dismisses() {
+fn tab_fills_enter_sends_the_input_and_typing_dismisses() {
     use saki_tui::Action;
     let mut app = app();
     let now = suggested(&mut app) + Duration::from_millis(300);
@@ -271,16 +271,14 @@ fn tab_fills_enter_submits_and_typing_dismisses() {
         }]
     );
 
+    // Enter on an empty prompt sends nothing, also with a suggestion showing.
     let mut app = self::app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
     app.on_key(key(KeyCode::Enter), now);
-    assert_eq!(
-        app.take_actions(),
-        vec![Action::Submit {
-            text: "run the tests".into()
-        }]
-    );
+    assert_eq!(app.take_actions(), vec![]);
+    assert_eq!(app.ghost(), Some("run the tests"), "still offered");
+    assert!(app.input.is_empty());
 
     let mut app = self::app();
     let now = suggested(&mut app) + Duration::from_millis(300);
@@ -296,8 +294,9 @@ fn accepted_speculation() {
     let mut app = app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
+    app.on_key(key(KeyCode::Tab), now);
     app.on_key(key(KeyCode::Enter), now);
-    let run = ctx("spec-b1", "s1", 0);
+    let run = ctx("batch_2", "s1", 0);
     app.apply(
         EngineEvent::Accepted {
             items: vec![

@@ -317,7 +317,7 @@ impl App {
         match key.code {
             KeyCode::Enter if shift || alt || ctrl => self.edit(now, |i| i.insert_char('\n')),
             KeyCode::Char('j') if ctrl => self.edit(now, |i| i.insert_char('\n')),
-            KeyCode::Enter => self.on_enter(now),
+            KeyCode::Enter => self.on_enter(),
             KeyCode::Tab | KeyCode::Right if self.ghost().is_some() => {
                 let method = if key.code == KeyCode::Tab {
                     AcceptMethod::Tab
@@ -440,13 +440,12 @@ impl App {
         popup.selected = popup.selected.min(popup.matches.len().saturating_sub(1));
     }
 
-    fn on_enter(&mut self, now: Instant) {
+    /// Enter sends what is in the input, and nothing else: on an empty prompt it does
+    /// nothing, also while a suggestion shows (an Enter after a break, or one a terminal
+    /// sends on focus, must not submit a prompt the person never chose). Tab or → put the
+    /// suggestion in the input first.
+    fn on_enter(&mut self) {
         if self.input.is_empty() {
-            if self.ghost().is_some() {
-                if let Accept::Accepted(text) = self.suggestion.accept(AcceptMethod::Enter, now) {
-                    self.submit(text);
-                }
-            }
             return;
         }
         if self.input.text().trim_start().starts_with('/') {
