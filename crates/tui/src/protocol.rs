@@ -35,6 +35,11 @@ pub enum Action {
     },
     /// The person typed over the suggestion: abort its speculation.
     Dismiss,
+    /// The suggestion is on screen now: only then is it speculated (one the person
+    /// never sees, e.g. one that arrives while they type, costs nothing more).
+    SuggestionShown {
+        text: String,
+    },
     Quit,
 }
 

@@ -179,3 +179,52 @@ fn enter_on_an_empty_prompt_never_sends_the_suggestion() {
         }]
     );
 }
+
+#[test]
+fn only_a_suggestion_on_screen_is_reported_as_shown() {
+    use saki_tui::Action;
+    let shown = |text: &str| Action::SuggestionShown { text: text.into() };
+    // Shown after the delay: reported once.
+    let (mut app, now) = {
+        let mut app = app();
+        let now = Instant::now();
+        app.apply(EngineEvent::TurnFinished { note: None }, now);
+        app.apply(EngineEvent::Suggestion("run the tests".into()), now);
+        assert_eq!(app.take_actions(), vec![], "not before it shows");
+        (app, now)
+    };
+    app.tick(now + Duration::from_millis(300));
+    app.tick(now + Duration::from_millis(400));
+    assert_eq!(app.take_actions(), vec![shown("run the tests")]);
+
+    // Arriving while the person types: never shown, never reported.
+    let mut app = self::app();
+    let now = Instant::now();
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.on_key(key(KeyCode::Char('x')), now);
+    app.apply(EngineEvent::Suggestion("run the tests".into()), now);
+    app.tick(now + Duration::from_secs(1));
+    assert!(app.ghost().is_none());
+    assert_eq!(app.take_actions(), vec![]);
+
+    // Typed over while pending: dismissed, never reported as shown.
+    let mut app = self::app();
+    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::Suggestion("run the tests".into()), now);
+    app.on_key(key(KeyCode::Char('x')), now + Duration::from_millis(100));
+    app.tick(now + Duration::from_secs(1));
+    assert_eq!(app.take_actions(), vec![Action::Dismiss]);
+
+    // The pipelined suggestion an accept carries shows at once.
+    let mut app = self::app();
+    app.apply(
+        accepted(
+            "add notes.txt",
+            "notes.txt",
+            "batch_2",
+            Some("add todo.txt"),
+        ),
+        now,
+    );
+    assert_eq!(app.take_actions(), vec![shown("add todo.txt")]);
+}

@@ -261,6 +261,7 @@ fn tab_fills_enter_sends_the_input_and_typing_dismisses() {
     let mut app = app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
+    app.take_actions();
     app.on_key(key(KeyCode::Tab), now);
     assert_eq!(app.input.text(), "run the tests");
     app.on_key(key(KeyCode::Enter), now);
@@ -275,6 +276,7 @@ fn tab_fills_enter_sends_the_input_and_typing_dismisses() {
     let mut app = self::app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
+    app.take_actions();
     app.on_key(key(KeyCode::Enter), now);
     assert_eq!(app.take_actions(), vec![]);
     assert_eq!(app.ghost(), Some("run the tests"), "still offered");
@@ -283,6 +285,7 @@ fn tab_fills_enter_sends_the_input_and_typing_dismisses() {
     let mut app = self::app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
+    app.take_actions();
     app.on_key(key(KeyCode::Char('n')), now);
     assert_eq!(app.take_actions(), vec![Action::Dismiss]);
     assert_eq!(app.input.text(), "n");
@@ -294,6 +297,7 @@ fn accepted_speculation() {
     let mut app = app();
     let now = suggested(&mut app) + Duration::from_millis(300);
     app.tick(now);
+    app.take_actions();
     app.on_key(key(KeyCode::Tab), now);
     app.on_key(key(KeyCode::Enter), now);
     let run = ctx("batch_2", "s1", 0);

@@ -14,6 +14,7 @@ use saki_followup::{
 use saki_llm_client::CancellationToken;
 use saki_tools::ApprovalMode;
 use saki_tui::{EngineEvent, Level, SpecState};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// What reads ahead after a turn: at most one of each.
@@ -33,6 +34,8 @@ struct Background {
     cancel: CancellationToken,
     handle: JoinHandle<Option<Speculation>>,
     params: CacheSafeParams,
+    /// Told the suggestion the UI put on screen: the speculation starts only then.
+    shown: Option<oneshot::Sender<String>>,
 }
 
 struct Pipeline {
@@ -193,8 +196,16 @@ impl Engine {
         true
     }
 
+    /// The UI shows `text`: the waiting suggestion, if it is that one, is speculated now.
+    pub(super) fn suggestion_shown(&mut self, text: String) {
+        if let Some(shown) = self.ahead.background.as_mut().and_then(|b| b.shown.take()) {
+            let _ = shown.send(text);
+        }
+    }
+
     /// After a completed turn: predict the next prompt (or take the pipelined one), show
-    /// it, and speculate it in an overlay.
+    /// it, and speculate it in an overlay once the person sees it (a suggestion that never
+    /// shows, e.g. one that arrives while they type, is not speculated).
     pub(super) fn start_background(&mut self, known: Option<String>) {
         if !self.suggestions {
             return;
@@ -212,6 +223,7 @@ impl Engine {
         let token = cancel.clone();
         let ui = self.ui.clone();
         let snapshot = params.clone();
+        let (shown, seen) = oneshot::channel::<String>();
         let handle = tokio::spawn(async move {
             let text = match known {
                 Some(text) => text,
@@ -230,6 +242,13 @@ impl Engine {
                     }
                 },
             };
+            match seen.await {
+                Ok(seen) if seen.trim() == text.trim() => {}
+                _ => {
+                    tracing::debug!("the suggestion was not shown; not speculated");
+                    return None;
+                }
+            }
             let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
             Some(speculator.run(&params, &text, token).await)
         });
@@ -237,6 +256,7 @@ impl Engine {
             cancel,
             handle,
             params: snapshot,
+            shown: Some(shown),
         });
     }
 

@@ -176,6 +176,10 @@ impl Engine {
                     self.discard_speculation();
                     false
                 }
+                Action::SuggestionShown { text } => {
+                    self.suggestion_shown(text);
+                    false
+                }
                 Action::Cancel => false,
                 Action::Quit => true,
             };
@@ -210,7 +214,7 @@ impl Engine {
                         interrupt = Some(Interrupt::Quit);
                     }
                     Some(Action::SetApproval(m)) => mode.set(m),
-                    Some(Action::Dismiss) => {}
+                    Some(Action::Dismiss | Action::SuggestionShown { .. }) => {}
                     Some(other) => {
                         tracing::debug!(?other, "action ignored while busy");
                         let _ = ui.send(EngineEvent::Alert {

@@ -78,18 +78,29 @@ impl Harness {
         self.actions.send(action).unwrap();
     }
 
-    /// The suggestion after an accept: the pipelined one the accept carried, or the one
-    /// that arrives after it (the pipelined request may finish on either side of it).
-    pub(super) async fn next_suggestion(&mut self, pipelined: Option<String>) -> String {
-        if let Some(text) = pipelined {
-            return text;
-        }
+    /// Waits for the next suggestion and tells the engine it is on screen, as the UI does
+    /// once it shows it (only then is it speculated). The events seen, and its text.
+    pub(super) async fn show_suggestion(&mut self) -> (Vec<EngineEvent>, String) {
         let events = self
             .until(|e| matches!(e, EngineEvent::Suggestion(_)))
             .await;
-        match events.last() {
-            Some(EngineEvent::Suggestion(text)) => text.clone(),
-            _ => unreachable!(),
+        let Some(EngineEvent::Suggestion(text)) = events.last() else {
+            unreachable!()
+        };
+        let text = text.clone();
+        self.send(Action::SuggestionShown { text: text.clone() });
+        (events, text)
+    }
+
+    /// The suggestion after an accept, shown: the pipelined one the accept carried, or
+    /// the one that arrives after it (its request may finish on either side of it).
+    pub(super) async fn next_suggestion(&mut self, pipelined: Option<String>) -> String {
+        match pipelined {
+            Some(text) => {
+                self.send(Action::SuggestionShown { text: text.clone() });
+                text
+            }
+            None => self.show_suggestion().await.1,
         }
     }
 
@@ -153,12 +164,10 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
     assert!(turn
         .iter()
         .any(|e| matches!(e, EngineEvent::Committed(Item::User { text }) if text == "hello")));
-    let background = h
-        .until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
+    let (_, suggestion) = h.show_suggestion().await;
+    assert_eq!(suggestion, "add notes.txt");
+    h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
-    assert!(background
-        .iter()
-        .any(|e| matches!(e, EngineEvent::Suggestion(s) if s == "add notes.txt")));
     assert!(
         !h.ws.path().join("notes.txt").exists(),
         "speculation stays in its overlay"
@@ -211,6 +220,7 @@ async fn an_accept_that_cannot_apply_writes_nothing_keeps_the_overlay_and_runs_t
     h.send(Action::Submit {
         text: "hello".into(),
     });
+    h.show_suggestion().await;
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
     requests_seen(&server, 6).await;
@@ -332,6 +342,7 @@ async fn a_mode_change_discards_a_ready_speculation() {
     h.send(Action::Submit {
         text: "hello".into(),
     });
+    h.show_suggestion().await;
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
     requests_seen(&server, 6).await;

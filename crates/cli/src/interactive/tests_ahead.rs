@@ -67,11 +67,17 @@ async fn two_accepts(h: &mut Harness) -> Vec<EngineEvent> {
         text: "hello".into(),
     });
     events.extend(h.until(turn_finished).await);
+    events.extend(h.show_suggestion().await.0);
     events.extend(h.until(ready).await);
     h.send(Action::Submit {
         text: "add notes.txt".into(),
     });
     events.extend(h.until(accepted).await);
+    let pipelined = match events.last() {
+        Some(EngineEvent::Accepted { pipelined, .. }) => pipelined.clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(h.next_suggestion(pipelined).await, "add todo.txt");
     events.extend(h.until(ready).await);
     h.send(Action::Submit {
         text: "add todo.txt".into(),
@@ -143,6 +149,7 @@ async fn a_speculation_is_accepted_while_its_pipelined_suggestion_is_still_on_it
     h.send(Action::Submit {
         text: "hello".into(),
     });
+    h.show_suggestion().await;
     h.until(ready).await;
     requests_seen(&server, 6).await;
 
@@ -165,4 +172,32 @@ async fn a_speculation_is_accepted_while_its_pipelined_suggestion_is_still_on_it
     gate.open();
     let later = h.until(|e| matches!(e, EngineEvent::Suggestion(_))).await;
     assert!(matches!(later.last(), Some(EngineEvent::Suggestion(s)) if s == "show notes.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suggestion_the_person_never_sees_is_not_speculated() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(Turn::text("I listed it: empty."));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.until(|e| matches!(e, EngineEvent::Suggestion(_))).await;
+    // The person was typing: the UI never showed it, so it never says so. Their own
+    // prompt is the next request; nothing was speculated before it.
+    h.send(Action::Submit {
+        text: "what else?".into(),
+    });
+    let turn = h.until(turn_finished).await;
+    assert!(!turn
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Speculation(SpecState::Running))));
+    let requests = server.requests();
+    assert_eq!(requests[3].body["model"], "main");
+    assert!(requests[3].body["messages"]
+        .to_string()
+        .contains("what else?"));
 }

@@ -109,12 +109,15 @@ impl App {
                     saved_ms as f64 / 1000.0
                 ));
                 self.scroll = 0;
+                self.turn_over();
                 if let Some(text) = pipelined {
-                    if self.input.is_empty() && self.queued.is_empty() {
-                        let _ = self.suggestion.offer_now(&text, now);
+                    if self.input.is_empty()
+                        && !self.busy
+                        && self.suggestion.offer_now(&text, now).is_ok()
+                    {
+                        self.shown();
                     }
                 }
-                self.turn_over();
             }
             EngineEvent::History(items) => {
                 self.transcript.replace_with_history(&items);

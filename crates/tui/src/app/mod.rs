@@ -143,6 +143,9 @@ impl App {
     pub fn tick(&mut self, now: Instant) -> bool {
         self.now = Some(now);
         let mut changed = self.suggestion.tick(now);
+        if changed {
+            self.shown();
+        }
         for outcome in self.suggestion.take_outcomes() {
             tracing::debug!(?outcome, "suggestion outcome");
         }
@@ -381,6 +384,13 @@ impl App {
             _ => {}
         }
         self.refresh_popup();
+    }
+
+    /// A suggestion became visible: the engine may speculate it now, if it is on screen.
+    pub(crate) fn shown(&mut self) {
+        if let Some(text) = self.ghost().map(str::to_owned) {
+            self.act(Action::SuggestionShown { text });
+        }
     }
 
     /// An edit to the input: it dismisses the suggestion (and aborts its speculation).
