@@ -368,7 +368,8 @@ pub struct Resolved {
     pub tool_output_max_bytes: usize,
     /// The model for background work (`--fast-model`, `SAKI_FAST_MODEL`, `fast_model`).
     pub fast_model: Option<String>,
-    /// `suggestions` from config (default true).
+    /// `SAKI_SUGGESTIONS`, else `suggestions` from config (default true). The UI's
+    /// `--no-suggestions` turns it off on top ([`suggestions_on`]).
     pub suggestions: bool,
     /// `[compaction]`, validated.
     pub compaction: CompactionConfig,
@@ -484,6 +485,25 @@ pub fn no_provider_help() -> String {
         .to_owned()
 }
 
+/// The environment switch for suggestions and speculation in the UI.
+pub const SUGGESTIONS_ENV: &str = "SAKI_SUGGESTIONS";
+
+/// An on/off environment value; `None` when it is neither.
+fn switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "0" | "false" | "off" | "no" => Some(false),
+        "1" | "true" | "on" | "yes" => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether the UI suggests and speculates: `--no-suggestions` and `SAKI_SUGGESTIONS=0`
+/// each turn it off whatever else says (so `SAKI_SUGGESTIONS=0` overrides both the flag's
+/// absence and `suggestions = true`); `SAKI_SUGGESTIONS=1` overrides `suggestions = false`.
+pub fn suggestions_on(resolved: &Resolved, no_suggestions_flag: bool) -> bool {
+    resolved.suggestions && !no_suggestions_flag
+}
+
 pub fn resolve(
     file: &FileConfig,
     overrides: &Overrides,
@@ -569,6 +589,14 @@ pub fn resolve(
         .clone()
         .or_else(|| env_nonempty("SAKI_FAST_MODEL"))
         .or_else(|| file.fast_model.clone());
+    let suggestions = match env_nonempty(SUGGESTIONS_ENV) {
+        Some(value) => switch(&value).ok_or(ConfigError::Invalid {
+            key: SUGGESTIONS_ENV,
+            value,
+            expected: "0 or 1 (also false/true, off/on, no/yes)",
+        })?,
+        None => file.suggestions.unwrap_or(true),
+    };
     Ok(Resolved {
         provider: name,
         wire_api,
@@ -582,7 +610,7 @@ pub fn resolve(
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
         fast_model,
-        suggestions: file.suggestions.unwrap_or(true),
+        suggestions,
         compaction: file.compaction.clone(),
         sandbox: file
             .sandbox

@@ -262,3 +262,42 @@ fn compaction_tables_layer_field_by_field() {
     assert_eq!(file.compaction.auto, Some(false));
     assert_eq!(file.compaction.threshold, Some(0.9));
 }
+
+#[test]
+fn saki_suggestions_0_turns_suggestions_off_over_config_and_flag() {
+    let base = [
+        ("SAKI_BASE_URL", "http://127.0.0.1:1/v1"),
+        ("SAKI_MODEL", "m"),
+    ];
+    let on_file = parse("suggestions = true\n");
+    let off_file = parse("suggestions = false\n");
+    let resolved = |file: &FileConfig, value: Option<&str>| {
+        let mut pairs = base.to_vec();
+        if let Some(v) = value {
+            pairs.push(("SAKI_SUGGESTIONS", v));
+        }
+        resolve(file, &Overrides::default(), &env_of(&pairs))
+    };
+    // Off: the environment wins over the config file, with or without the flag.
+    for value in ["0", "false", "off", "no", " OFF "] {
+        let r = resolved(&on_file, Some(value)).unwrap();
+        assert!(!suggestions_on(&r, false), "{value}");
+        assert!(!suggestions_on(&r, true), "{value}");
+    }
+    // On: the environment wins over `suggestions = false`; the flag still turns it off.
+    let r = resolved(&off_file, Some("1")).unwrap();
+    assert!(suggestions_on(&r, false));
+    assert!(!suggestions_on(&r, true));
+    // Unset (or empty): the config file, then the default.
+    assert!(!suggestions_on(&resolved(&off_file, None).unwrap(), false));
+    assert!(suggestions_on(
+        &resolved(&FileConfig::default(), Some("")).unwrap(),
+        false
+    ));
+    // Anything else is an error naming the variable.
+    let err = resolved(&on_file, Some("maybe")).unwrap_err().to_string();
+    assert!(
+        err.contains("SAKI_SUGGESTIONS") && err.contains("maybe"),
+        "{err}"
+    );
+}

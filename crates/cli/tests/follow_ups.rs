@@ -256,3 +256,29 @@ fn follow_ups_in_a_row_carry_unique_batch_and_item_ids() {
         assert_eq!(log.matches(&format!("\"{batch}\"")).count(), 2, "{batch}");
     }
 }
+
+#[test]
+fn an_unreadable_saki_suggestions_value_is_a_config_error_naming_it() {
+    let e = env_with(&[]);
+    let out = e
+        .saki()
+        .env("SAKI_SUGGESTIONS", "sometimes")
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "-m",
+            "m",
+            "hi",
+        ])
+        .assert()
+        .code(3)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("SAKI_SUGGESTIONS") && err.contains("sometimes"),
+        "{err}"
+    );
+}

@@ -33,7 +33,8 @@ use std::sync::Arc;
 pub struct InteractiveArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Do not predict next prompts or speculate them (config: `suggestions = false`).
+    /// Do not predict next prompts or speculate them (config: `suggestions = false`;
+    /// environment: `SAKI_SUGGESTIONS=0`, which also wins over config).
     #[arg(long)]
     pub no_suggestions: bool,
     #[command(flatten)]
@@ -325,7 +326,7 @@ fn build(
         resolved.wire_api,
     ));
     worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
-    let suggestions = resolved.suggestions && !args.no_suggestions;
+    let suggestions = crate::config::suggestions_on(&resolved, args.no_suggestions);
     if suggestions {
         saki_followup::cleanup_stale(&saki_followup::default_base());
     }
