@@ -14,8 +14,6 @@ use saki_llm_worker::{to_messages, Item, Responder};
 
 /// History items kept in the snapshot.
 pub const MAX_HISTORY_FOR_CACHE: usize = 40;
-/// Characters of the speculated answer a pipelined suggestion sees.
-pub const PIPELINE_ANSWER_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheSafeParams {
@@ -125,20 +123,6 @@ pub fn suggestion_allowed(
     Ok(())
 }
 
-/// The first `n` characters of `text`, on a character boundary.
-fn head_chars(text: &str, n: usize) -> &str {
-    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
-}
-
-/// The instruction for a pipelined suggestion: what the person just accepted and how the
-/// assistant answered, then the same prompt as every suggestion.
-pub fn pipelined_prompt(suggestion: &str, answer: &str) -> String {
-    format!(
-        "The person said: {suggestion}\nThe assistant answered: {}\n\n{SUGGESTION_PROMPT}",
-        head_chars(answer, PIPELINE_ANSWER_CHARS)
-    )
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
     #[error(transparent)]
@@ -147,16 +131,20 @@ pub enum ForkError {
     Ended(ResponseStatus),
 }
 
-/// Asks `model` for the person's next prompt after the snapshot (plus `extra`, e.g. the
-/// accepted speculation) and filters the reply.
+/// Asks `model` for the person's next prompt after the snapshot and `extra` (a
+/// speculation's items, for the pipelined suggestion: it sees what the speculation did,
+/// as the suggestion after the accept would) and filters the reply. The request is the
+/// snapshot, `extra`, then [`SUGGESTION_PROMPT`] as a user message.
 pub async fn generate_suggestion(
     client: &Client,
     params: &CacheSafeParams,
     model: &str,
-    instruction: &str,
+    extra: &[Item],
     cancel: CancellationToken,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
-    let mut request = params.fork_request(model, &[Item::user(instruction)]);
+    let mut items = extra.to_vec();
+    items.push(Item::user(SUGGESTION_PROMPT));
+    let mut request = params.fork_request(model, &items);
     request.response_schema = Some(ResponseSchema {
         name: "suggestion".into(),
         schema: suggestion_json_schema(),
@@ -234,14 +222,5 @@ mod tests {
             suggestion_allowed(&two, false, false),
             Err(SuppressReason::TurnFailed)
         );
-    }
-
-    #[test]
-    fn the_pipelined_prompt_carries_the_head_of_the_answer() {
-        let long = "é".repeat(600);
-        let p = pipelined_prompt("run the tests", &long);
-        assert!(p.starts_with("The person said: run the tests\n"));
-        assert!(p.contains(&"é".repeat(500)) && !p.contains(&"é".repeat(501)));
-        assert!(p.ends_with(SUGGESTION_PROMPT));
     }
 }

@@ -13,8 +13,8 @@ pub mod suggestion;
 pub mod view;
 
 pub use fork::{
-    cache_window, generate_suggestion, pipelined_prompt, suggestion_allowed, CacheSafeParams,
-    CacheSafeStore, ForkError, MAX_HISTORY_FOR_CACHE,
+    cache_window, generate_suggestion, suggestion_allowed, CacheSafeParams, CacheSafeStore,
+    ForkError, MAX_HISTORY_FOR_CACHE,
 };
 pub use gate::{speculation_tool_server, GateDecision, GatedCall, SpeculationTools, ToolGate};
 pub use overlay::{

@@ -2,11 +2,11 @@
 //! every tool call passing the [`ToolGate`] and every write landing in an [`OverlayFs`].
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
-use crate::fork::{generate_suggestion, pipelined_prompt, CacheSafeParams, ForkError};
+use crate::fork::{generate_suggestion, CacheSafeParams, ForkError};
 use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
-use crate::suggestion::{SuppressReason, SUGGESTION_PROMPT};
+use crate::suggestion::SuppressReason;
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
@@ -263,32 +263,21 @@ impl Speculator {
         params: &CacheSafeParams,
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
-        generate_suggestion(&self.client, params, &self.model, SUGGESTION_PROMPT, cancel).await
+        generate_suggestion(&self.client, params, &self.model, &[], cancel).await
     }
 
     /// The next suggestion after a completed speculation of `params` (its items: the
-    /// suggestion, then what the model did), for the Tab-Tab-Tab walk. It may run while
-    /// the speculation waits to be accepted, and after.
+    /// suggestion, then what the model did), for the Tab-Tab-Tab walk. It sees the
+    /// speculated messages themselves: its request is the speculation's history followed
+    /// by the suggestion prompt, byte for byte the request a suggestion after the accept
+    /// would send. It may run while the speculation waits to be accepted, and after.
     pub async fn pipelined(
         &self,
         params: &CacheSafeParams,
         items: &[Item],
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
-        let suggestion = match items.first() {
-            Some(Item::User { text }) => text.as_str(),
-            _ => "",
-        };
-        let answer = items
-            .iter()
-            .rev()
-            .find_map(|i| match i {
-                Item::AssistantText { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .unwrap_or_default();
-        let prompt = pipelined_prompt(suggestion, answer);
-        generate_suggestion(&self.client, params, &self.model, &prompt, cancel).await
+        generate_suggestion(&self.client, params, &self.model, items, cancel).await
     }
 
     async fn speculate(

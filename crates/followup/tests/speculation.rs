@@ -149,9 +149,18 @@ async fn a_completed_speculation_changes_nothing_until_accepted_then_exactly_the
         .await
         .unwrap();
     assert_eq!(next, Ok("run the tests".into()));
-    let pipeline_request = f.server.requests().last().unwrap().body.to_string();
-    assert!(pipeline_request.contains("The person said: change a to return 1"));
-    assert!(pipeline_request.contains("The assistant answered: Changed a() and added b()."));
+    // It saw what the speculation did: the speculation's last request (its history: the
+    // suggestion, the calls, their results) is its exact prefix, the answer and the
+    // suggestion prompt follow.
+    let requests = f.server.requests();
+    let last_turn = requests[2].body["messages"].as_array().unwrap();
+    let pipelined = requests[3].body["messages"].as_array().unwrap();
+    assert_eq!(&pipelined[..last_turn.len()], &last_turn[..]);
+    let text = |m: &Value| m["content"].as_str().unwrap_or_default().to_owned();
+    let tail: Vec<String> = pipelined[last_turn.len()..].iter().map(text).collect();
+    assert_eq!(tail, ["Changed a() and added b().", SUGGESTION_PROMPT]);
+    let sent = requests[3].body["messages"].to_string();
+    assert!(sent.contains("src/new.rs") && sent.contains("pub fn b() {}"));
 
     let accepted = accept(spec, "change a to return 1").unwrap();
     assert_eq!(accepted.applied.applied().len(), 2);
@@ -312,7 +321,7 @@ async fn a_fork_sends_the_main_conversation_as_its_exact_prefix() {
         &f.client(),
         store.get().unwrap(),
         "main",
-        SUGGESTION_PROMPT,
+        &[],
         CancellationToken::new(),
     )
     .await
@@ -356,7 +365,7 @@ async fn a_server_without_structured_output_gets_a_plain_suggestion_request() {
         &f.client(),
         &f.params(),
         "fast",
-        SUGGESTION_PROMPT,
+        &[],
         CancellationToken::new(),
     )
     .await
