@@ -285,7 +285,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         workspace.clone(),
     )));
     if !hooks.is_empty() {
-        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks)));
+        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
     }
 
     let resume = match args.run.resume() {
@@ -407,9 +407,11 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     );
     speculator.tool_call_recovery = resolved.tool_call_recovery;
     speculator.batch_ids = worker.batch_ids();
+    speculator.hooks = Some(hooks.clone());
     let follow_ups = FollowUps {
         count: args.follow_ups,
         speculator,
+        hooks,
         json: json_mode,
         printer,
     };

@@ -10,6 +10,7 @@ use saki_followup::{
     Speculator, SuppressReason,
 };
 use saki_llm_client::CancellationToken;
+use saki_llm_worker::hook::{HookDecision, Hooks};
 use saki_llm_worker::{Item, Worker};
 use saki_tools::ApprovalMode;
 use serde_json::json;
@@ -17,6 +18,9 @@ use serde_json::json;
 pub struct FollowUps {
     pub count: u32,
     pub speculator: Speculator,
+    /// The person's hooks: an accepted prompt passes UserPromptSubmit and Stop like a
+    /// typed one (the speculator holds them too, for PreToolUse).
+    pub hooks: Hooks,
     pub json: bool,
     pub printer: PlainPrinter,
 }
@@ -95,6 +99,16 @@ impl FollowUps {
                             files.len()
                         ),
                     );
+                    // Like a typed prompt: UserPromptSubmit may refuse it.
+                    if let HookDecision::Block(reason) = self.hooks.prompt_submit(&text).await {
+                        speculation.abort();
+                        failed(
+                            self.json,
+                            "prompt_cancelled",
+                            &format!("the prompt was cancelled by a hook: {reason}"),
+                        );
+                        return ExitCode::PromptCancelled;
+                    }
                     match accept(speculation, &text) {
                         Ok(accepted) => {
                             let applied: Vec<String> = accepted
@@ -106,6 +120,11 @@ impl FollowUps {
                             self.show(step, &accepted.items);
                             let speculated = accepted.items.clone();
                             worker.commit_items(accepted.items);
+                            let answer = speculated.iter().rev().find_map(|i| match i {
+                                Item::AssistantText { text } => Some(text.as_str()),
+                                _ => None,
+                            });
+                            self.hooks.stop(answer).await;
                             // Durable before the next suggestion's request carries them.
                             worker.flushed().await;
                             let saved = accepted.time_saved.as_millis() as u64;

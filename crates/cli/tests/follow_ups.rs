@@ -282,3 +282,71 @@ fn an_unreadable_saki_suggestions_value_is_a_config_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn follow_ups_pass_the_persons_hooks_and_a_refused_accept_applies_nothing() {
+    let e = env_with(&[]);
+    let log = e.home.path().join("hooks.log");
+    let config = e.home.path().join("config/saki");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[[hooks.PreToolUse]]\ncommand = \"cat >> '{0}'; echo >> '{0}'\"\n\n\
+             [[hooks.UserPromptSubmit]]\n\
+             command = \"grep -q 'add a note' && {{ echo 'not now' >&2; exit 2; }}; exit 0\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("Empty. Type `add a note` to add one."));
+    server.push(Turn::text("add a note"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "n\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--json",
+            "--follow-ups",
+            "1",
+            "--approval",
+            "auto-edit",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "main",
+            "what is here?",
+        ])
+        .assert()
+        .code(7)
+        .get_output()
+        .stdout
+        .clone();
+    let events = events(&out);
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "turn.failed");
+    assert_eq!(last["error"]["kind"], "prompt_cancelled");
+    assert!(last["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not now"));
+    assert!(!e.ws.join("notes.txt").exists(), "nothing was applied");
+    let calls: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0]["tool_name"], "ls");
+    assert!(calls[0].get("speculation").is_none());
+    assert_eq!(calls[1]["tool_name"], "write_file");
+    assert_eq!(calls[1]["speculation"], true);
+}

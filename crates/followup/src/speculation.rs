@@ -8,10 +8,11 @@ use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
 use crate::suggestion::SuppressReason;
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
+use saki_llm_worker::hook::{HookDecision, Hooks};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
-    ArgumentError, BatchIds, Item, LoopGuard, Responder, ToolExecutionContext, ToolResultStatus,
-    ToolServer,
+    ArgumentError, BatchIds, Item, LoopGuard, Responder, ToolCallInfo, ToolExecutionContext,
+    ToolResultStatus, ToolServer,
 };
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::Arc;
@@ -191,6 +192,9 @@ pub struct Speculator {
     /// speculation's batches never share an id with the main loop's or another
     /// speculation's (a fresh counter by default).
     pub batch_ids: BatchIds,
+    /// The person's hooks: `PreToolUse` sees every call the gate lets run (with
+    /// `"speculation": true`), and a block is a boundary.
+    pub hooks: Option<Hooks>,
 }
 
 enum Step {
@@ -213,6 +217,7 @@ impl Speculator {
             overlay_base: crate::overlay::default_base(),
             tool_call_recovery: false,
             batch_ids: BatchIds::new(),
+            hooks: None,
         }
     }
 
@@ -278,6 +283,29 @@ impl Speculator {
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
         generate_suggestion(&self.client, params, &self.model, items, cancel).await
+    }
+
+    /// Why a `PreToolUse` hook blocks this call, if it does. The hook sees the input as
+    /// the model meant it (workspace paths), not the overlay's rewrite.
+    async fn hook_blocks(
+        &self,
+        name: &str,
+        input: &str,
+        ctx: &ToolExecutionContext,
+    ) -> Option<String> {
+        let hooks = self.hooks.as_ref().filter(|h| !h.is_empty())?;
+        let call = ToolCallInfo {
+            name: name.to_owned(),
+            arguments: input.to_owned(),
+            input: serde_json::from_str(input).unwrap_or(serde_json::Value::Null),
+            ctx: ctx.clone(),
+        };
+        match hooks.pre_speculated_call(&call).await {
+            HookDecision::Continue => None,
+            HookDecision::Block(reason) => {
+                Some(format!("a PreToolUse hook blocked `{name}`: {reason}"))
+            }
+        }
     }
 
     async fn speculate(
@@ -426,7 +454,12 @@ impl Speculator {
                     boundary = Some((index, reason));
                     break;
                 }
-                GateDecision::Allow { input } => {
+                GateDecision::Allow { input: gated } => {
+                    if let Some(reason) = self.hook_blocks(name, &input, ctx).await {
+                        boundary = Some((index, reason));
+                        break;
+                    }
+                    let input = gated;
                     let (content, status) = match tools.get(name) {
                         Some(tool) => match tool.execute(&input, ctx.clone()).await {
                             Ok(output) => (output.content, ToolResultStatus::Success),

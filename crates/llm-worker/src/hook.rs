@@ -128,6 +128,38 @@ impl Hooks {
     }
 }
 
+impl Hooks {
+    /// `UserPromptSubmit` for `prompt`: a typed prompt (through [`HookInterceptor`]) and
+    /// an accepted speculation's prompt (by the front end) pass the same hooks.
+    pub async fn prompt_submit(&self, prompt: &str) -> HookDecision {
+        self.run(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))
+            .await
+    }
+
+    /// `Stop` with the turn's last answer; it observes, nothing is left to block.
+    pub async fn stop(&self, last_assistant_message: Option<&str>) {
+        let _ = self
+            .run(
+                HookEvent::Stop,
+                None,
+                json!({"last_assistant_message": last_assistant_message}),
+            )
+            .await;
+    }
+
+    /// `PreToolUse` for a call a speculation is about to run ahead of the person:
+    /// `"speculation": true` tells the hook nothing is decided yet (its writes would land
+    /// in an overlay). A block is a boundary: the speculation stops before the call.
+    pub async fn pre_speculated_call(&self, call: &ToolCallInfo) -> HookDecision {
+        let mut payload = call_payload(call);
+        if let Value::Object(p) = &mut payload {
+            p.insert("speculation".into(), json!(true));
+        }
+        self.run(HookEvent::PreToolUse, Some(&call.name), payload)
+            .await
+    }
+}
+
 #[derive(Deserialize)]
 struct HookReply {
     decision: Option<String>,
@@ -242,14 +274,10 @@ fn call_payload(call: &ToolCallInfo) -> Value {
 impl Interceptor for HookInterceptor {
     async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
         let prompt = match user {
-            Item::User { text } => text.clone(),
-            _ => String::new(),
+            Item::User { text } => text.as_str(),
+            _ => "",
         };
-        match self
-            .hooks
-            .run(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))
-            .await
-        {
+        match self.hooks.prompt_submit(prompt).await {
             HookDecision::Continue => PromptAction::Continue,
             HookDecision::Block(reason) => PromptAction::Cancel(reason),
         }
@@ -281,17 +309,10 @@ impl Interceptor for HookInterceptor {
 
     async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
         let last = history.iter().rev().find_map(|i| match i {
-            Item::AssistantText { text } => Some(text.clone()),
+            Item::AssistantText { text } => Some(text.as_str()),
             _ => None,
         });
-        let _ = self
-            .hooks
-            .run(
-                HookEvent::Stop,
-                None,
-                json!({"last_assistant_message": last}),
-            )
-            .await;
+        self.hooks.stop(last).await;
         TurnEndAction::Finish
     }
 }

@@ -12,6 +12,8 @@ use saki_followup::{
     SpeculationStatus, Speculator,
 };
 use saki_llm_client::CancellationToken;
+use saki_llm_worker::hook::HookDecision;
+use saki_llm_worker::Item;
 use saki_tools::ApprovalMode;
 use saki_tui::{EngineEvent, Level, SpecState};
 use tokio::sync::oneshot;
@@ -101,6 +103,7 @@ impl Engine {
         );
         speculator.tool_call_recovery = self.resolved.tool_call_recovery;
         speculator.batch_ids = self.worker.batch_ids();
+        speculator.hooks = Some(self.hooks.clone());
         speculator
     }
 
@@ -117,6 +120,19 @@ impl Engine {
         let Some(speculation) = self.ahead.ready.take() else {
             return false;
         };
+        // Like a typed prompt: UserPromptSubmit may refuse it, and then nothing of it is
+        // applied or sent.
+        if let HookDecision::Block(reason) = self.hooks.prompt_submit(text).await {
+            speculation.abort();
+            self.send(EngineEvent::Speculation(SpecState::Idle));
+            self.send(EngineEvent::TurnFinished {
+                note: Some((
+                    Level::Warn,
+                    format!("the prompt was cancelled by a hook: {reason}"),
+                )),
+            });
+            return true;
+        }
         if let Err(message) = self.ensure_session(text) {
             self.alert(Level::Warn, message);
         }
@@ -137,6 +153,10 @@ impl Engine {
             .iter()
             .map(|p| p.display().to_string())
             .collect();
+        let answer = accepted.items.iter().rev().find_map(|i| match i {
+            Item::AssistantText { text } => Some(text.clone()),
+            _ => None,
+        });
         self.worker.commit_items(accepted.items.clone());
         // Durable before the next suggestion's request carries them.
         self.worker.flushed().await;
@@ -149,6 +169,8 @@ impl Engine {
         });
         self.send(EngineEvent::Speculation(SpecState::Idle));
         self.send_status();
+        // The turn is over, as a typed one would be: Stop sees its answer.
+        self.hooks.stop(answer.as_deref()).await;
         self.cache
             .save(&self.worker.build_request(), self.worker.history());
         match (pipelined, &mut self.ahead.pipeline) {
@@ -160,9 +182,11 @@ impl Engine {
         true
     }
 
-    /// An accept whose files could not all be applied: the overlay is kept (its path
-    /// told); when nothing was changed the prompt runs as a normal turn (false), when
-    /// files could not be put back it does not run on the half-changed tree (true).
+    /// An accept whose files could not all be applied. The prompt does not run: the
+    /// person is told what stood in the way and where the speculation's files are kept,
+    /// and decides. When nothing was changed, sending the prompt again runs it as a
+    /// normal turn on the files as they are; when files could not be put back, they are
+    /// named (the tree is half changed).
     fn not_applied(&mut self, not_applied: NotApplied) -> bool {
         let NotApplied {
             report,
@@ -178,21 +202,26 @@ impl Engine {
         );
         self.send(EngineEvent::Speculation(SpecState::Idle));
         let left = report.left_changed();
-        if left.is_empty() {
-            self.alert(Level::Warn, format!("{reason}; running it now"));
-            return false;
-        }
-        let left: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
-        self.send(EngineEvent::TurnFinished {
-            note: Some((
+        let note = if left.is_empty() {
+            (
+                Level::Warn,
+                format!(
+                    "{reason}; the prompt was not run: send it again (↑, Enter) to run it as a \
+                     normal turn on the files as they are now"
+                ),
+            )
+        } else {
+            let left: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
+            (
                 Level::Error,
                 format!(
                     "{reason}; these files hold the speculation's version and could not be \
                      restored: {}; the prompt was not run",
                     left.join(", ")
                 ),
-            )),
-        });
+            )
+        };
+        self.send(EngineEvent::TurnFinished { note: Some(note) });
         true
     }
 

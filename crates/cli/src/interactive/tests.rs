@@ -32,6 +32,17 @@ pub(super) fn start_with(
     suggestions: bool,
     adjust: impl FnOnce(&mut config::Resolved),
 ) -> Harness {
+    start_hooked(server, mode, suggestions, adjust, |_| {})
+}
+
+/// Like `start_with`, with the person's hooks (`add_hooks` gets the workspace's hooks).
+pub(super) fn start_hooked(
+    server: &MockServer,
+    mode: ApprovalMode,
+    suggestions: bool,
+    adjust: impl FnOnce(&mut config::Resolved),
+    add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
+) -> Harness {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let overrides = Overrides {
@@ -58,7 +69,8 @@ pub(super) fn start_with(
     let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
     let (ui, events) = tokio::sync::mpsc::unbounded_channel();
     let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
-    let hooks = saki_llm_worker::hook::Hooks::new(ws.path().to_path_buf());
+    let mut hooks = saki_llm_worker::hook::Hooks::new(ws.path().to_path_buf());
+    add_hooks(&mut hooks);
     let store = saki_pod::SessionStore::new(data.path().to_path_buf());
     let prompt = crate::exec::build_system_prompt(ws.path());
     let setup = build(&args, resolved, hooks, workspace, ui, Some(store), prompt)
@@ -213,7 +225,8 @@ pub(super) async fn requests_seen(server: &MockServer, n: usize) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_accept_that_cannot_apply_writes_nothing_keeps_the_overlay_and_runs_the_prompt() {
+async fn an_accept_that_cannot_apply_writes_nothing_and_keeps_the_overlay_until_the_person_decides()
+{
     let server = notes_plan();
     server.push(Turn::text("Ran it normally."));
     let mut h = start(&server, ApprovalMode::AutoEdit, true);
@@ -230,41 +243,42 @@ async fn an_accept_that_cannot_apply_writes_nothing_keeps_the_overlay_and_runs_t
         text: "add notes.txt".into(),
     });
     let events = h.until(turn_finished).await;
-    let alert = events
-        .iter()
-        .find_map(|e| match e {
-            EngineEvent::Alert { level, message } if message.contains("could not be applied") => {
-                Some((*level, message.clone()))
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("{events:?}"));
-    assert_eq!(alert.0, Level::Warn);
+    let Some(EngineEvent::TurnFinished {
+        note: Some((level, note)),
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*level, Level::Warn);
     assert!(
-        alert
-            .1
-            .contains("notes.txt: not applied: it was created since")
-            && alert.1.contains("no file was changed"),
-        "{}",
-        alert.1
+        note.contains("notes.txt: not applied: it was created since")
+            && note.contains("no file was changed")
+            && note.contains("send it again"),
+        "{note}"
     );
     assert!(!events
         .iter()
-        .any(|e| matches!(e, EngineEvent::Accepted { .. })));
-    assert!(events.iter().any(|e| matches!(e, EngineEvent::TurnStarted)));
+        .any(|e| matches!(e, EngineEvent::Accepted { .. } | EngineEvent::TurnStarted)));
+    assert_eq!(server.requests().len(), 6, "the prompt did not run");
     assert_eq!(
         std::fs::read_to_string(h.ws.path().join("notes.txt")).unwrap(),
         "mine\n",
         "the person's file is left alone"
     );
-    let kept = alert.1.split("kept in ").nth(1).unwrap();
+    let kept = note.split("kept in ").nth(1).unwrap();
     let kept = std::path::PathBuf::from(kept.split(';').next().unwrap());
     assert_eq!(
         std::fs::read_to_string(kept.join("notes.txt")).unwrap(),
         "hi\n"
     );
     std::fs::remove_dir_all(kept).unwrap();
-    // The prompt ran as a normal turn (a next suggestion may already be asked for).
+
+    // The person decides: sent again, it runs as a normal turn on the files as they are.
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let events = h.until(turn_finished).await;
+    assert!(events.iter().any(|e| matches!(e, EngineEvent::TurnStarted)));
     let normal = &server.requests()[6].body;
     assert_eq!(normal["model"], "main");
     assert!(normal["messages"].to_string().contains("add notes.txt"));

@@ -2,7 +2,8 @@
 //! Reading ahead in the engine against the mock provider: accepts in a row, what the
 //! person sees of them, and the background work's timing and cost.
 
-use super::tests::{call, requests_seen, start, turn_finished, Harness};
+use super::tests::{call, requests_seen, start, start_hooked, turn_finished, Harness};
+use saki_llm_worker::hook::{HookConfig, HookEvent, Hooks};
 use saki_llm_worker::Item;
 use saki_testkit::{Gate, MockServer, Turn};
 use saki_tools::ApprovalMode;
@@ -200,4 +201,154 @@ async fn a_suggestion_the_person_never_sees_is_not_speculated() {
     assert!(requests[3].body["messages"]
         .to_string()
         .contains("what else?"));
+}
+
+fn hook(hooks: &mut Hooks, event: HookEvent, matcher: Option<&str>, command: String) {
+    hooks.add(
+        event,
+        HookConfig {
+            command,
+            matcher: matcher.map(str::to_owned),
+            timeout_secs: Some(10),
+        },
+    );
+}
+
+/// The plan of one accepted speculation that writes notes.txt.
+fn notes_plan() -> MockServer {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_speculation_passes_the_persons_hooks_like_a_typed_prompt() {
+    let server = notes_plan();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("hooks.log");
+    let record = format!("cat >> '{0}'; echo >> '{0}'", log.display());
+    let mut h = start_hooked(
+        &server,
+        ApprovalMode::AutoEdit,
+        true,
+        |_| {},
+        |hooks| {
+            for event in [
+                HookEvent::UserPromptSubmit,
+                HookEvent::PreToolUse,
+                HookEvent::Stop,
+            ] {
+                hook(hooks, event, None, record.clone());
+            }
+        },
+    );
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    h.until(ready).await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    h.until(accepted).await;
+    // The Stop hook runs right after the accept is shown.
+    let seen = |log: &std::path::Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    while seen(&log).len() < 6 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let events: Vec<String> = seen(&log)
+        .iter()
+        .map(|e| {
+            let what = match e["event"].as_str().unwrap() {
+                "UserPromptSubmit" => e["prompt"].to_string(),
+                "PreToolUse" => format!("{} speculation={}", e["tool_name"], e["speculation"]),
+                _ => e["last_assistant_message"].to_string(),
+            };
+            format!("{}: {what}", e["event"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "UserPromptSubmit: \"hello\"",
+            "PreToolUse: \"ls\" speculation=null",
+            "Stop: \"The folder is empty. Shall I add notes.txt?\"",
+            // Ahead of the person: the hook is told, and sees the workspace path.
+            "PreToolUse: \"write_file\" speculation=true",
+            "UserPromptSubmit: \"add notes.txt\"",
+            "Stop: \"Added notes.txt.\"",
+        ]
+    );
+    assert_eq!(seen(&log)[3]["tool_input"]["path"], "notes.txt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_pre_tool_use_hook_is_a_boundary_for_a_speculation() {
+    let server = notes_plan();
+    let mut h = start_hooked(
+        &server,
+        ApprovalMode::AutoEdit,
+        true,
+        |_| {},
+        |hooks| {
+            let command = "echo 'no writes ahead of me' >&2; exit 2".to_owned();
+            hook(hooks, HookEvent::PreToolUse, Some("write_file"), command);
+        },
+    );
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Boundary)))
+        .await;
+    assert!(!h.ws.path().join("notes.txt").exists());
+    // The speculation stopped before the call: the model was not asked again.
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_prompt_submit_hook_refuses_an_accept_and_nothing_is_applied() {
+    let server = notes_plan();
+    let mut h = start_hooked(
+        &server,
+        ApprovalMode::AutoEdit,
+        true,
+        |_| {},
+        |hooks| {
+            let command =
+                "grep -q notes.txt && { echo 'not that' >&2; exit 2; }; exit 0".to_owned();
+            hook(hooks, HookEvent::UserPromptSubmit, None, command);
+        },
+    );
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    h.until(ready).await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    let events = h.until(turn_finished).await;
+    assert!(!events.iter().any(accepted));
+    assert!(matches!(
+        events.last(),
+        Some(EngineEvent::TurnFinished { note: Some((_, note)) })
+            if note == "the prompt was cancelled by a hook: not that"
+    ));
+    assert!(!h.ws.path().join("notes.txt").exists());
 }
