@@ -334,6 +334,8 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             // Items are written by the log's own thread; each is on disk before the next
             // request goes out.
             worker.set_durability(Arc::new(opened.recorder.clone()));
+            let key = setup::prompt_cache_key(&resolved, &opened.recorder.id());
+            worker.client().set_prompt_cache_key(key);
             opened.recorder
         }
         Err(e) => {

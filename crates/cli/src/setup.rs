@@ -142,6 +142,19 @@ pub async fn prepare(
     Ok(server)
 }
 
+/// The `prompt_cache_key` for a session's requests: its id, for OpenAI (the Responses
+/// API, or Chat Completions on api.openai.com), where one key per conversation keeps its
+/// main and forked requests on one prompt cache. Other Chat Completions servers are not
+/// sent a field they may refuse; Anthropic and Gemini have none.
+pub fn prompt_cache_key(resolved: &Resolved, session_id: &str) -> Option<String> {
+    let openai = match resolved.wire_api {
+        saki_llm_client::WireApi::Responses => true,
+        saki_llm_client::WireApi::Chat => resolved.base_url.contains("api.openai.com"),
+        _ => false,
+    };
+    openai.then(|| session_id.to_owned())
+}
+
 pub fn client(resolved: &Resolved) -> Result<Client, ClientError> {
     let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
     config.api_key = resolved.api_key.clone();

@@ -52,7 +52,7 @@ async fn one_run(server: &MockServer) -> Duration {
             .definitions(),
         history: Vec::new(),
         model: "main".into(),
-        version: 0,
+        ..Default::default()
     };
     let spec = speculator
         .run(&params, "write ten files", CancellationToken::new())

@@ -1,34 +1,45 @@
 //! Forked queries that share the main conversation's cache: [`CacheSafeParams`] is a
-//! snapshot of what the last successful main turn sent (system prompt, tools, history,
-//! model); a fork appends its own items to exactly that, so the provider's prompt cache
-//! sees a prefix it already holds. Thinking is always off in a fork.
+//! snapshot of what the last successful main turn sent (system prompt, tools, the whole
+//! history, model, thinking); a fork appends its own items to exactly that, so its
+//! request is a byte prefix-extension of the main one and the provider's prompt cache
+//! sees a prefix it already holds.
+//!
+//! The spec keeps the newest 40 history items; saki keeps them all. A provider caches the
+//! exact prefix of the request: a window of the newest items is a different prompt from
+//! the second it drops one, so past 40 items every fork missed the cache (and lost the
+//! conversation's start).
 
 use crate::suggestion::{
     filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
     SUGGESTION_PROMPT,
 };
 use saki_llm_client::{
-    CancellationToken, Client, ClientError, Request, ResponseSchema, ResponseStatus, ToolDefinition,
+    CancellationToken, Client, ClientError, Request, ResponseSchema, ResponseStatus,
+    ThinkingConfig, ToolDefinition, WireApi,
 };
 use saki_llm_worker::{to_messages, Item, Responder};
-
-/// History items kept in the snapshot.
-pub const MAX_HISTORY_FOR_CACHE: usize = 40;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheSafeParams {
     pub system: Option<String>,
     pub tools: Vec<ToolDefinition>,
-    /// The newest items (at most [`MAX_HISTORY_FOR_CACHE`]), starting at a user message so
-    /// no tool result is cut from its call.
+    /// The whole history the main request was built from.
     pub history: Vec<Item>,
     pub model: String,
+    /// The main request's thinking setting. A fork on the same model sends it unchanged:
+    /// Anthropic documents that changed thinking parameters invalidate cached message
+    /// prefixes, and servers that render a reasoning effort into the chat template
+    /// change the prompt's first tokens with it (see the README, "Thinking in forks").
+    pub thinking: Option<ThinkingConfig>,
     /// Increases whenever the system prompt or the tools change.
     pub version: u64,
 }
 
 impl CacheSafeParams {
-    /// A request for `model` that sends this snapshot followed by `extra`.
+    /// A request for `model` that sends this snapshot followed by `extra`: the main
+    /// request's system prompt, tools and history byte for byte, then `extra`. On the main
+    /// model it thinks as the main request does (the cache is shared only there); on
+    /// another (fast) model nothing is shared, and thinking is off.
     pub fn fork_request(&self, model: &str, extra: &[Item]) -> Request {
         let mut history = self.history.clone();
         history.extend_from_slice(extra);
@@ -37,27 +48,9 @@ impl CacheSafeParams {
             system: self.system.clone(),
             messages: to_messages(&history),
             tools: self.tools.clone(),
-            max_output_tokens: None,
-            temperature: None,
-            thinking: None,
-            response_schema: None,
-            tool_choice: Default::default(),
+            thinking: self.thinking.filter(|_| model == self.model),
+            ..Request::default()
         }
-    }
-}
-
-/// The newest `max` items, cut at a user message (the whole history when no cut fits).
-pub fn cache_window(history: &[Item], max: usize) -> &[Item] {
-    if history.len() <= max {
-        return history;
-    }
-    let earliest = history.len() - max;
-    match history[earliest..]
-        .iter()
-        .position(|i| matches!(i, Item::User { .. }))
-    {
-        Some(offset) => &history[earliest + offset..],
-        None => &history[earliest..],
     }
 }
 
@@ -82,8 +75,9 @@ impl CacheSafeStore {
         self.params = Some(CacheSafeParams {
             system: request.system.clone(),
             tools: request.tools.clone(),
-            history: cache_window(history, MAX_HISTORY_FOR_CACHE).to_vec(),
+            history: history.to_vec(),
             model: request.model.clone(),
+            thinking: request.thinking,
             version: self.version,
         });
     }
@@ -123,6 +117,16 @@ pub fn suggestion_allowed(
     Ok(())
 }
 
+/// Whether a suggestion may ask for structured output without costing the cache: on
+/// Chat Completions servers (llama.cpp, Ollama, vLLM: the schema becomes a grammar, not
+/// prompt text), not on OpenAI itself, where the schema is cached as a prefix of the
+/// system message (a fork with one shares nothing with the main request), nor Gemini's
+/// or Anthropic's APIs (strong models answer the plain prompt).
+fn schema_keeps_the_cache(client: &Client) -> bool {
+    let config = client.config();
+    config.wire_api == WireApi::Chat && !config.base_url.contains("api.openai.com")
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
     #[error(transparent)]
@@ -145,10 +149,12 @@ pub async fn generate_suggestion(
     let mut items = extra.to_vec();
     items.push(Item::user(SUGGESTION_PROMPT));
     let mut request = params.fork_request(model, &items);
-    request.response_schema = Some(ResponseSchema {
-        name: "suggestion".into(),
-        schema: suggestion_json_schema(),
-    });
+    if schema_keeps_the_cache(client) {
+        request.response_schema = Some(ResponseSchema {
+            name: "suggestion".into(),
+            schema: suggestion_json_schema(),
+        });
+    }
     let response = match Responder::new()
         .respond(client, &request, cancel.clone())
         .await
@@ -176,14 +182,23 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_window_starts_at_a_user_message() {
-        let h: Vec<Item> = (0..10)
+    fn a_fork_thinks_as_the_main_request_only_on_the_main_model() {
+        let mut store = CacheSafeStore::default();
+        let request = Request {
+            model: "main".into(),
+            thinking: Some(ThinkingConfig::default()),
+            ..Request::default()
+        };
+        let history: Vec<Item> = (0..60)
             .flat_map(|i| [Item::user(format!("u{i}")), answer("a")])
             .collect();
-        assert_eq!(cache_window(&h, 40).len(), 20);
-        let w = cache_window(&h, 5);
-        assert_eq!(w.len(), 4);
-        assert_eq!(w[0], Item::user("u8"));
+        store.save(&request, &history);
+        let params = store.get().unwrap();
+        assert_eq!(params.history.len(), 120, "the whole history is kept");
+        let same = params.fork_request("main", &[Item::user("next")]);
+        assert_eq!(same.thinking, Some(ThinkingConfig::default()));
+        assert_eq!(same.messages.len(), 121);
+        assert_eq!(params.fork_request("fast", &[]).thinking, None);
     }
 
     #[test]

@@ -13,8 +13,7 @@ pub mod suggestion;
 pub mod view;
 
 pub use fork::{
-    cache_window, generate_suggestion, suggestion_allowed, CacheSafeParams, CacheSafeStore,
-    ForkError, MAX_HISTORY_FOR_CACHE,
+    generate_suggestion, suggestion_allowed, CacheSafeParams, CacheSafeStore, ForkError,
 };
 pub use gate::{speculation_tool_server, GateDecision, GatedCall, SpeculationTools, ToolGate};
 pub use overlay::{

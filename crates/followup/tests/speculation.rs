@@ -57,7 +57,7 @@ impl Fixture {
                 },
             ],
             model: "main".into(),
-            version: 0,
+            ..Default::default()
         }
     }
 

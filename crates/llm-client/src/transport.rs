@@ -9,6 +9,7 @@ use crate::request::Request;
 use crate::sse::SseParser;
 use futures::{Stream, StreamExt};
 use std::pin::Pin;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -109,6 +110,9 @@ impl ClientConfig {
 pub struct Client {
     http: reqwest::Client,
     config: ClientConfig,
+    /// OpenAI's `prompt_cache_key`, shared by every clone (the main loop, forks,
+    /// compaction): requests with one key are routed to the same prompt cache.
+    cache_key: Arc<RwLock<Option<String>>>,
 }
 
 type ByteStream = Pin<Box<dyn Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send>>;
@@ -129,11 +133,46 @@ impl Client {
             .user_agent(concat!("saki/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError::Config(e.to_string()))?;
-        Ok(Self { http, config })
+        Ok(Self {
+            http,
+            config,
+            cache_key: Arc::default(),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {
         &self.config
+    }
+
+    /// Sets (or clears) the `prompt_cache_key` sent with every OpenAI-style request (Chat
+    /// Completions, Responses) of this client and all its clones: a stable key per
+    /// conversation (the session id) keeps its requests on one prompt cache. Anthropic
+    /// and Gemini requests never carry it. Whether a Chat Completions server accepts the
+    /// field is the caller's call (set it only for servers known to).
+    pub fn set_prompt_cache_key(&self, key: Option<String>) {
+        *self
+            .cache_key
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = key;
+    }
+
+    pub fn prompt_cache_key(&self) -> Option<String> {
+        self.cache_key
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The request body as sent: the wire's encoding, plus the prompt cache key.
+    pub fn body(&self, request: &Request) -> serde_json::Value {
+        let wire = self.config.wire_api;
+        let mut body = wire.encode(request);
+        if matches!(wire, WireApi::Chat | WireApi::Responses) {
+            if let Some(key) = self.prompt_cache_key() {
+                body["prompt_cache_key"] = serde_json::Value::String(key);
+            }
+        }
+        body
     }
 
     /// Sends `request` and returns its normalized event stream once the first event
@@ -148,7 +187,7 @@ impl Client {
         let wire = self.config.wire_api;
         let url = wire.endpoint_url(&self.config.base_url, &request.model);
         // Bytes: each retry shares the encoded body instead of copying it.
-        let body: bytes::Bytes = serde_json::to_vec(&wire.encode(request))
+        let body: bytes::Bytes = serde_json::to_vec(&self.body(request))
             .map_err(|e| ClientError::Config(format!("request could not be encoded: {e}")))?
             .into();
         let mut attempt = 0;

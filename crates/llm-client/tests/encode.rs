@@ -170,7 +170,10 @@ async fn anthropic_body() {
     assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
     assert!(r.header("authorization").is_none());
     let b = &r.body;
-    assert_eq!(b["system"], "You are terse.");
+    assert_eq!(
+        b["system"],
+        json!([{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(b["thinking"]["type"], "enabled");
     assert!(b["max_tokens"].as_u64().unwrap() > b["thinking"]["budget_tokens"].as_u64().unwrap());
     assert!(
@@ -194,6 +197,8 @@ async fn anthropic_body() {
         json!({"type": "tool_result", "tool_use_id": "call_1", "content": "hello"})
     );
     assert_eq!(results[1]["is_error"], true);
+    // The newest message's last block is the second cache breakpoint.
+    assert_eq!(results[1]["cache_control"], json!({"type": "ephemeral"}));
     assert_eq!(b["tools"][0]["input_schema"]["type"], "object");
 
     let r = record(WireApi::Anthropic, &conversation(false)).await;

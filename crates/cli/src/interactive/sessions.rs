@@ -44,12 +44,22 @@ impl Engine {
         .map_err(|e| format!("this session will not be saved: {e}"))?;
         let recorder = opened.recorder.with_reporter(self.reporter());
         bridge::set_recorder(&self.slot, Some(recorder));
+        self.key_cache_to_session();
         Ok(())
+    }
+
+    /// The provider's prompt cache key follows the current session (OpenAI's
+    /// `prompt_cache_key`: the session id; none before the first prompt creates it).
+    pub(super) fn key_cache_to_session(&self) {
+        let key = bridge::recorder(&self.slot)
+            .and_then(|r| crate::setup::prompt_cache_key(&self.resolved, &r.id()));
+        self.worker.client().set_prompt_cache_key(key);
     }
 
     pub(super) async fn new_session(&mut self) {
         self.discard_speculation();
         bridge::set_recorder(&self.slot, None);
+        self.key_cache_to_session();
         self.grants.clear();
         self.worker.set_history(Vec::new());
         self.worker
@@ -130,6 +140,7 @@ impl Engine {
                 self.worker.set_history(opened.history.clone());
                 self.worker.set_system_prompt(Some(opened.system_prompt));
                 bridge::set_recorder(&self.slot, Some(opened.recorder));
+                self.key_cache_to_session();
                 self.cache = CacheSafeStore::default();
                 self.send(EngineEvent::History(opened.history));
                 for warning in opened.warnings {

@@ -15,6 +15,46 @@ use std::borrow::Cow;
 /// Anthropic requires `max_tokens`; used when the request leaves it open.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
+/// A prompt-cache breakpoint: the provider caches the request up to and including the
+/// block that carries it.
+fn breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Two cache breakpoints, the same rule for main and forked requests: after the tools and
+/// system prompt (on the system block; on the last tool when there is no system prompt),
+/// and on the newest message's last block. A fork's request extends the main one, so it
+/// reads the cache the main request wrote (the provider looks back from a breakpoint for
+/// the longest prefix it holds), and writes its own for the next request.
+fn mark_cache(body: &mut Value) {
+    if let Some(system) = body.get_mut("system").and_then(Value::as_array_mut) {
+        if let Some(last) = system.last_mut() {
+            last["cache_control"] = breakpoint();
+        }
+    } else if let Some(last) = body
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .and_then(|t| t.last_mut())
+    {
+        last["cache_control"] = breakpoint();
+    }
+    let newest = body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.last_mut())
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut);
+    // Thinking blocks cannot carry a breakpoint; the block before them can.
+    if let Some(block) = newest.and_then(|blocks| {
+        blocks
+            .iter_mut()
+            .rev()
+            .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
+    }) {
+        block["cache_control"] = breakpoint();
+    }
+}
+
 pub(crate) fn encode(request: &Request) -> Value {
     let messages: Vec<Value> = request
         .messages
@@ -36,8 +76,9 @@ pub(crate) fn encode(request: &Request) -> Value {
         "messages": messages,
         "stream": true,
     });
-    if let Some(system) = &request.system {
-        body["system"] = json!(system);
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        // As a block: only a block can carry a cache breakpoint.
+        body["system"] = json!([{"type": "text", "text": system}]);
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -65,6 +106,7 @@ pub(crate) fn encode(request: &Request) -> Value {
         }
     }
     body["max_tokens"] = json!(max_tokens);
+    mark_cache(&mut body);
     body
 }
 
