@@ -213,7 +213,10 @@ def run_task(saki, port, ws, task, timeout, extra):
         elif t == "turn.failed":
             status = "failed: " + ev.get("error", {}).get("message", "")[:80]
     answer = "\n".join(text)
-    error = check(ws, answer)
+    try:
+        error = check(ws, answer)
+    except ValueError as e:  # a file the model broke (config.json no longer JSON)
+        error = "checker: %s" % e
     if code not in (0,) and error is None:
         error = "exit %s" % code
     return {

@@ -16,6 +16,8 @@ pub struct WorkspaceFacts {
     pub date: String,
     /// Branch name and whether the tree has uncommitted changes; `None` outside git.
     pub git: Option<(String, bool)>,
+    /// The files at session start, shallowest first (see [`FileListing`]).
+    pub files: FileListing,
 }
 
 impl WorkspaceFacts {
@@ -25,7 +27,63 @@ impl WorkspaceFacts {
             os: std::env::consts::OS.to_owned(),
             date: civil_date(crate::store::now_secs()),
             git: git_state(cwd),
+            files: FileListing::gather(cwd),
         }
+    }
+}
+
+/// Files named in the system prompt: at most this many.
+pub const LISTED_FILES_MAX: usize = 40;
+/// The walk that counts the rest stops here.
+const COUNTED_FILES_MAX: usize = 10_000;
+
+/// Some of the workspace's files, for the system prompt. Models copy paths they see: a
+/// model shown `config.json` edits it, one shown nothing edits `/etc/nginx/nginx.conf`.
+/// Gathered once per session, like the rest of the prompt, so the prefix stays stable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileListing {
+    /// Relative paths, shallowest first, then by name.
+    pub shown: Vec<String>,
+    /// Files not shown (up to the counting limit).
+    pub more: usize,
+}
+
+impl FileListing {
+    /// The workspace's files as `git ls-files` would see them (gitignore respected,
+    /// hidden entries skipped), at most three directories deep.
+    pub fn gather(root: &Path) -> Self {
+        let mut all: Vec<(usize, String)> = ignore::WalkBuilder::new(root)
+            .max_depth(Some(3))
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .take(COUNTED_FILES_MAX)
+            .filter_map(|e| {
+                let relative = e.path().strip_prefix(root).ok()?.display().to_string();
+                (!relative.chars().any(char::is_control)).then(|| (e.depth(), relative))
+            })
+            .collect();
+        all.sort();
+        let more = all.len().saturating_sub(LISTED_FILES_MAX);
+        Self {
+            shown: all
+                .into_iter()
+                .take(LISTED_FILES_MAX)
+                .map(|(_, p)| p)
+                .collect(),
+            more,
+        }
+    }
+
+    fn line(&self) -> Option<String> {
+        if self.shown.is_empty() {
+            return None;
+        }
+        let mut line = format!("Files at session start: {}", self.shown.join(", "));
+        if self.more > 0 {
+            line.push_str(&format!(" (and {} more)", self.more));
+        }
+        Some(line)
     }
 }
 
@@ -126,6 +184,10 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
         os = facts.os,
         date = facts.date,
     );
+    if let Some(files) = facts.files.line() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&files);
+    }
     if !instructions.is_empty() {
         prompt.push_str("\n\n# Project instructions (AGENTS.md)");
         prompt.push_str(instructions);
@@ -167,8 +229,16 @@ mod tests {
             os: "linux".into(),
             date: "2026-11-22".into(),
             git: Some(("main".into(), true)),
+            files: FileListing {
+                shown: vec!["a.txt".into(), "src/b.rs".into()],
+                more: 3,
+            },
         };
         let p = system_prompt(&facts, "");
+        assert!(
+            p.contains("\n\nFiles at session start: a.txt, src/b.rs (and 3 more)"),
+            "{p}"
+        );
         assert!(
             p.contains("/w (linux, git branch main (uncommitted changes))")
                 && p.contains("2026-11-22")
@@ -176,6 +246,27 @@ mod tests {
         assert_eq!(system_prompt(&facts, ""), p, "byte-stable");
         assert_eq!(estimate_tokens("abcd"), 1);
         assert_eq!(estimate_tokens("日本"), 2);
+    }
+
+    #[test]
+    fn the_listing_is_shallowest_first_and_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+        std::fs::write(dir.path().join("src/deep/z.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+        std::fs::write(dir.path().join("README.md"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let listing = FileListing::gather(dir.path());
+        assert_eq!(listing.shown, ["README.md", "src/a.rs", "src/deep/z.rs"]);
+        assert_eq!(listing.more, 0);
+        for i in 0..LISTED_FILES_MAX {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
+        }
+        let listing = FileListing::gather(dir.path());
+        assert_eq!(listing.shown.len(), LISTED_FILES_MAX);
+        assert_eq!(listing.shown[0], "README.md");
+        assert_eq!(listing.more, 3);
+        assert_eq!(FileListing::default().line(), None);
     }
 
     #[test]

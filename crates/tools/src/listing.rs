@@ -133,9 +133,10 @@ fn describe_file(path: &std::path::Path, shown: &str, size: u64) -> ToolOutput {
             let newlines = bytes.iter().filter(|b| **b == b'\n').count();
             newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
         });
+    // The line count first: asked "how many lines", small models take the first number.
     let detail = match lines {
-        Some(1) => format!("{size} bytes, 1 line"),
-        Some(n) => format!("{size} bytes, {n} lines"),
+        Some(1) => format!("1 line, {size} bytes"),
+        Some(n) => format!("{n} lines, {size} bytes"),
         None => format!("{size} bytes"),
     };
     ToolOutput::new(format!("{shown} (a file: {detail})"))

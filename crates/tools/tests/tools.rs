@@ -122,10 +122,10 @@ async fn read_file_forgives_what_small_models_get_wrong() {
         "[src is a directory, not a file; its entries:]\nmain.rs"
     );
     let out = f.call("ls", json!({"path": "src/main.rs"})).await.unwrap();
-    assert_eq!(out, "src/main.rs (a file: 34 bytes, 3 lines)");
+    assert_eq!(out, "src/main.rs (a file: 3 lines, 34 bytes)");
     std::fs::write(f.ws().join("one.txt"), "no newline").unwrap();
     let out = f.call("ls", json!({"path": "one.txt"})).await.unwrap();
-    assert_eq!(out, "one.txt (a file: 10 bytes, 1 line)");
+    assert_eq!(out, "one.txt (a file: 1 line, 10 bytes)");
     // `/src/main.rs` names nothing here; the workspace's src/main.rs is meant.
     let out = f
         .call("read_file", json!({"path": "/src/main.rs"}))
