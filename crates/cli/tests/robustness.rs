@@ -236,3 +236,27 @@ fn tool_output_max_bytes_caps_every_tool() {
         assert!(output.contains("line 0"), "{output}");
     }
 }
+
+#[test]
+fn a_read_file_limit_at_the_integer_maximum_is_read_not_a_panic() {
+    let e = env_with(&[("a.txt", "one\ntwo\nthree\n")]);
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call(
+        "c1",
+        "read_file",
+        r#"{"path":"a.txt","offset":2,"limit":18446744073709551615}"#,
+    ));
+    server.push(Turn::text("done"));
+    let out = exec(&e, &server, &["--json", "read it"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = events(&out.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["item"]["status"], "success");
+    assert_eq!(result["item"]["output"], "two\nthree\n");
+}
