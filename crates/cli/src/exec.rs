@@ -8,7 +8,7 @@ use crate::session::{self, Resume};
 use crate::setup;
 use saki_llm_client::{ClientError, StopReason, ThinkingConfig};
 use saki_llm_worker::hook::HookInterceptor;
-use saki_llm_worker::{TurnOutcome, TurnStatus, Worker, WorkerConfig};
+use saki_llm_worker::{BackgroundUsage, TurnOutcome, TurnStatus, Worker, WorkerConfig};
 use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::sanitize::sanitize;
@@ -193,8 +193,26 @@ fn report_alert(alert: &Alert, json_mode: bool) {
 }
 
 pub(crate) fn failed(json_mode: bool, kind: &str, message: &str) {
+    failed_spent(json_mode, kind, message, None);
+}
+
+/// `turn.failed`, carrying the background tokens no report carried yet (when there are
+/// any): it is the last line, so nothing can report them after it.
+pub(crate) fn failed_spent(
+    json_mode: bool,
+    kind: &str,
+    message: &str,
+    background: Option<&BackgroundUsage>,
+) {
     if json_mode {
-        emit(&json!({"type": "turn.failed", "error": {"kind": kind, "message": message}}));
+        let mut event = json!({"type": "turn.failed", "error": {"kind": kind, "message": message}});
+        if let Some(spent) = background
+            .map(BackgroundUsage::take)
+            .filter(|b| !b.is_empty())
+        {
+            event["background_usage"] = spent.to_json();
+        }
+        emit(&event);
     }
     eprintln!("error: {}", sanitize(message));
 }
@@ -267,12 +285,12 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker_config.tool_call_recovery = resolved.tool_call_recovery;
     worker_config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), tools, worker_config);
-    worker.set_context_guard(Arc::new(setup::compactor(
-        &resolved,
-        client,
-        &hooks,
-        workspace.clone(),
-    )));
+    // Tokens of background work (compaction summaries, follow-ups), apart from the turns.
+    let background = BackgroundUsage::new();
+    worker.set_context_guard(Arc::new(
+        setup::compactor(&resolved, client, &hooks, workspace.clone())
+            .with_background_usage(background.clone()),
+    ));
     // `@path` references: resolved now, attached right after the user item.
     let (user_text, file_items, ref_alerts) = FsView::new(workspace.clone())
         .prepare(&parse_prompt(&prompt), resolved.tool_output_max_bytes);
@@ -387,7 +405,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     let result = crate::panics::guarded(worker.run_turn(user_text, cancel.clone())).await;
     printer.finish_line();
     let code = match result {
-        Ok(result) => finish_turn(result, json_mode),
+        Ok(result) => finish_turn(result, json_mode, &background),
         Err(panic) => {
             failed(json_mode, "internal", &crate::panics::failure(&panic));
             return ExitCode::Internal;
@@ -410,7 +428,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     speculator.tool_call_recovery = resolved.tool_call_recovery;
     speculator.batch_ids = worker.batch_ids();
     speculator.hooks = Some(hooks.clone());
+    speculator.usage = background.clone();
     let follow_ups = FollowUps {
+        background,
         count: args.follow_ups,
         speculator,
         hooks,
@@ -454,24 +474,30 @@ fn read_prompt(arg: Option<&str>) -> Result<String, String> {
     Ok(prompt)
 }
 
-/// Reports a finished turn (or its failure) and gives its exit code.
-pub(crate) fn finish_turn(result: Result<TurnOutcome, ClientError>, json_mode: bool) -> ExitCode {
+/// Reports a finished turn (or its failure) and gives its exit code. `turn.completed`
+/// carries the background tokens spent since the last report.
+pub(crate) fn finish_turn(
+    result: Result<TurnOutcome, ClientError>,
+    json_mode: bool,
+    background: &BackgroundUsage,
+) -> ExitCode {
     match result {
-        Ok(outcome) => report(&outcome, json_mode),
+        Ok(outcome) => report(&outcome, json_mode, background),
         Err(e) => {
-            failed(json_mode, e.kind(), &e.to_string());
+            failed_spent(json_mode, e.kind(), &e.to_string(), Some(background));
             exit_code_for(&e)
         }
     }
 }
 
-fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
+fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) -> ExitCode {
     let usage = serde_json::to_value(outcome.usage).unwrap_or_default();
     let completed = |status: &str, stop_reason: Option<StopReason>| {
         if json_mode {
             emit(
                 &json!({"type": "turn.completed", "status": status, "stop_reason": stop_reason,
-                "requests": outcome.requests, "usage": usage}),
+                "requests": outcome.requests, "usage": usage,
+                "background_usage": background.take().to_json()}),
             );
         }
     };
@@ -491,15 +517,16 @@ fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
             ExitCode::MaxTurns
         }
         TurnStatus::PromptCancelled { reason } => {
-            failed(
+            failed_spent(
                 json_mode,
                 "prompt_cancelled",
                 &format!("the prompt was cancelled by a hook: {reason}"),
+                Some(background),
             );
             ExitCode::PromptCancelled
         }
         TurnStatus::Cancelled => {
-            failed(json_mode, "cancelled", "cancelled");
+            failed_spent(json_mode, "cancelled", "cancelled", Some(background));
             ExitCode::Interrupted
         }
         TurnStatus::Failed { error } => {
@@ -507,7 +534,7 @@ fn report(outcome: &TurnOutcome, json_mode: bool) -> ExitCode {
                 Some(code) => format!("the provider reported an error ({code}): {}", error.message),
                 None => format!("the provider reported an error: {}", error.message),
             };
-            failed(json_mode, "stream_failed", &message);
+            failed_spent(json_mode, "stream_failed", &message, Some(background));
             ExitCode::Provider
         }
     }

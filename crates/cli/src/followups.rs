@@ -2,16 +2,17 @@
 //! prompt, speculate it, and accept it when the speculation completed (Tab, Tab, Tab as a
 //! batch job); at a boundary the suggestion runs as a normal turn under `--approval`.
 
-use crate::exec::{failed, finish_turn};
+use crate::exec::{failed_spent, finish_turn};
 use crate::exit::ExitCode;
 use crate::output::{emit, PlainPrinter};
 use saki_followup::{
-    accept, suggestion_allowed, AcceptError, CacheSafeStore, NotApplied, SpeculationStatus,
-    Speculator, SuppressReason,
+    accept, suggestion_allowed, AcceptError, CacheSafeStore, NotApplied, ReadAheadStats,
+    SpeculationStatus, Speculator, SuppressReason,
 };
 use saki_llm_client::CancellationToken;
+use saki_llm_client::UsageEvent;
 use saki_llm_worker::hook::{HookDecision, Hooks};
-use saki_llm_worker::{Item, Worker};
+use saki_llm_worker::{BackgroundUsage, Item, Worker};
 use saki_tools::ApprovalMode;
 use serde_json::json;
 
@@ -23,6 +24,8 @@ pub struct FollowUps {
     pub hooks: Hooks,
     pub json: bool,
     pub printer: PlainPrinter,
+    /// Background tokens (shared with the speculator and the compactor).
+    pub background: BackgroundUsage,
 }
 
 impl FollowUps {
@@ -43,8 +46,44 @@ impl FollowUps {
     }
 
     /// Runs the follow-ups after a successful first turn; returns the exit code of the
-    /// last turn that ran.
+    /// last turn that ran. At the end, what reading ahead did and cost: `--json` reports
+    /// background tokens no `turn.completed` carried yet (`background_usage`), plain mode
+    /// prints the read-ahead line on stderr.
     pub async fn run(self, worker: &mut Worker, cancel: CancellationToken) -> ExitCode {
+        let mut stats = ReadAheadStats::default();
+        let code = self.steps(worker, cancel, &mut stats).await;
+        stats.background = self.background.session();
+        let rest = self.background.take();
+        if self.json {
+            // After a failure, `turn.failed` carried it (and must stay the last line).
+            if !rest.is_empty() && code == ExitCode::Success {
+                emit(&json!({"type": "background_usage", "background_usage": rest.to_json()}));
+            }
+        } else {
+            self.printer.finish_line();
+            eprintln!("[{}]", stats.summary_line());
+        }
+        code
+    }
+
+    /// An accepted speculation is the follow-up's turn: it ends like one, with the
+    /// background tokens that paid for it (no request ran at accept).
+    fn speculated_turn_completed(&self) {
+        if self.json {
+            emit(
+                &json!({"type": "turn.completed", "status": "completed", "speculated": true,
+                "stop_reason": null, "requests": 0, "usage": UsageEvent::default(),
+                "background_usage": self.background.take().to_json()}),
+            );
+        }
+    }
+
+    async fn steps(
+        &self,
+        worker: &mut Worker,
+        cancel: CancellationToken,
+        stats: &mut ReadAheadStats,
+    ) -> ExitCode {
         let mut store = CacheSafeStore::default();
         store.save(&worker.build_request(), worker.history());
         let mut pipelined = None;
@@ -101,11 +140,13 @@ impl FollowUps {
                     );
                     // Like a typed prompt: UserPromptSubmit may refuse it.
                     if let HookDecision::Block(reason) = self.hooks.prompt_submit(&text).await {
+                        stats.discarded += 1;
                         speculation.abort();
-                        failed(
+                        failed_spent(
                             self.json,
                             "prompt_cancelled",
                             &format!("the prompt was cancelled by a hook: {reason}"),
+                            Some(&self.background),
                         );
                         return ExitCode::PromptCancelled;
                     }
@@ -128,16 +169,23 @@ impl FollowUps {
                             // Durable before the next suggestion's request carries them.
                             worker.flushed().await;
                             let saved = accepted.time_saved.as_millis() as u64;
+                            stats.accepted += 1;
+                            stats.saved_ms += saved;
                             self.note(
                                 json!({"type": "speculation.accepted", "suggestion": text,
                                     "files_applied": applied, "time_saved_ms": saved}),
                                 format!(
                                     "[speculation] accepted: {} files applied{}, {:.1} s saved",
                                     applied.len(),
-                                    if applied.is_empty() { String::new() } else { format!(" ({})", applied.join(", ")) },
+                                    if applied.is_empty() {
+                                        String::new()
+                                    } else {
+                                        format!(" ({})", applied.join(", "))
+                                    },
                                     saved as f64 / 1000.0
                                 ),
                             );
+                            self.speculated_turn_completed();
                             // The next suggestion sees what the speculation did.
                             pipelined = match self
                                 .speculator
@@ -154,6 +202,7 @@ impl FollowUps {
                             continue;
                         }
                         Err(AcceptError::Apply(not_applied)) => {
+                            stats.discarded += 1;
                             let NotApplied {
                                 report,
                                 speculation,
@@ -171,13 +220,14 @@ impl FollowUps {
                                 // Half changed: running the prompt on top would build on it.
                                 let left: Vec<String> =
                                     left.iter().map(|p| p.display().to_string()).collect();
-                                failed(
+                                failed_spent(
                                     self.json,
                                     "apply_failed",
                                     &format!(
                                         "{reason}; these files hold the speculation's version and could not be restored: {}; not running the prompt",
                                         left.join(", ")
                                     ),
+                                    Some(&self.background),
                                 );
                                 return ExitCode::Internal;
                             }
@@ -186,13 +236,17 @@ impl FollowUps {
                                 format!("[speculation] not applied (nothing was changed): {reason}; running it as a normal turn"),
                             );
                         }
-                        Err(e) => self.note(
-                            json!({"type": "speculation.aborted", "suggestion": text, "reason": e.to_string()}),
-                            format!("[speculation] discarded: {e}"),
-                        ),
+                        Err(e) => {
+                            stats.discarded += 1;
+                            self.note(
+                                json!({"type": "speculation.aborted", "suggestion": text, "reason": e.to_string()}),
+                                format!("[speculation] discarded: {e}"),
+                            );
+                        }
                     }
                 }
                 SpeculationStatus::Boundary => {
+                    stats.discarded += 1;
                     self.note(
                         json!({"type": "speculation.boundary", "suggestion": text, "reason": reason}),
                         format!("[speculation] boundary: {reason}; running it as a normal turn"),
@@ -200,13 +254,15 @@ impl FollowUps {
                     speculation.abort();
                 }
                 _ => {
+                    stats.discarded += 1;
                     self.note(
                         json!({"type": "speculation.aborted", "suggestion": text, "reason": reason}),
                         format!("[speculation] aborted: {reason}"),
                     );
                     speculation.abort();
                     if cancel.is_cancelled() {
-                        failed(self.json, "cancelled", "cancelled");
+                        let spent = Some(&self.background);
+                        failed_spent(self.json, "cancelled", "cancelled", spent);
                         return ExitCode::Interrupted;
                     }
                 }
@@ -214,9 +270,10 @@ impl FollowUps {
             let outcome = crate::panics::guarded(worker.run_turn(text, cancel.clone())).await;
             self.printer.finish_line();
             let code = match outcome {
-                Ok(outcome) => finish_turn(outcome, self.json),
+                Ok(outcome) => finish_turn(outcome, self.json, &self.background),
                 Err(panic) => {
-                    failed(self.json, "internal", &crate::panics::failure(&panic));
+                    let message = crate::panics::failure(&panic);
+                    failed_spent(self.json, "internal", &message, Some(&self.background));
                     return ExitCode::Internal;
                 }
             };

@@ -17,20 +17,22 @@ fn call(id: &str, name: &str, args: Value) -> Turn {
 fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
     let e = env_with(&[("a.txt", "alpha\n")]);
     let server = MockServer::start().unwrap();
-    server.push(call("c1", "read_file", json!({"path": "a.txt"})));
-    server.push(Turn::text(
-        "a.txt says alpha. Type `add a note` to record it.",
-    ));
-    server.push(Turn::text("add a note"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "alpha\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
-    server.push(Turn::text("delete a.txt"));
-    server.push(call("s2", "shell", json!({"command": "rm a.txt"})));
-    server.push(Turn::text("I would need your approval to delete it."));
+    server.push(call("c1", "read_file", json!({"path": "a.txt"})).with_usage(100, 10));
+    server
+        .push(Turn::text("a.txt says alpha. Type `add a note` to record it.").with_usage(150, 20));
+    server.push(Turn::text("add a note").with_usage(160, 3));
+    server.push(
+        call(
+            "s1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "alpha\n"}),
+        )
+        .with_usage(170, 15),
+    );
+    server.push(Turn::text("Added notes.txt.").with_usage(190, 5));
+    server.push(Turn::text("delete a.txt").with_usage(200, 4));
+    server.push(call("s2", "shell", json!({"command": "rm a.txt"})).with_usage(210, 8));
+    server.push(Turn::text("I would need your approval to delete it.").with_usage(220, 9));
     let out = e
         .saki()
         .args([
@@ -69,11 +71,41 @@ fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
             "speculation.started",
             "speculation.completed",
             "speculation.accepted",
+            "turn.completed",
             "suggestion",
             "speculation.started",
             "speculation.boundary",
             "turn.completed",
         ]
+    );
+    // What reading ahead cost, apart from the turns: each turn.completed carries what
+    // was spent since the one before (an accepted speculation ends as a turn too).
+    let completed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "turn.completed")
+        .collect();
+    let spent = |n: usize, kind: &str| {
+        let c = &completed[n]["background_usage"][kind];
+        (
+            c["requests"].as_u64().unwrap(),
+            c["input_tokens"].as_u64().unwrap(),
+            c["output_tokens"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(completed[0]["usage"]["input_tokens"], 250);
+    assert_eq!(spent(0, "total"), (0, 0, 0));
+    assert_eq!(completed[1]["speculated"], true);
+    assert_eq!(completed[1]["requests"], 0);
+    assert_eq!(spent(1, "suggestion"), (1, 160, 3));
+    assert_eq!(spent(1, "speculation"), (2, 360, 20));
+    assert_eq!(spent(1, "total"), (3, 520, 23));
+    assert_eq!(spent(2, "pipelined_suggestion"), (1, 200, 4));
+    assert_eq!(spent(2, "speculation"), (1, 210, 8));
+    assert_eq!(spent(2, "compaction"), (0, 0, 0));
+    assert_eq!(completed[2]["usage"]["input_tokens"], 220);
+    assert!(
+        !events.iter().any(|e| e["type"] == "background_usage"),
+        "everything was reported on a turn"
     );
     let find = |t: &str| events.iter().find(|e| e["type"] == t).unwrap();
     assert_eq!(find("suggestion")["text"], "add a note");
@@ -185,7 +217,12 @@ fn a_filtered_suggestion_stops_the_follow_ups() {
         .success()
         .get_output()
         .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("[suggestion] none (evaluative)"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[suggestion] none (evaluative)"));
+    assert!(
+        stderr.contains("[read-ahead: 0 accepted, 0 discarded, ~0 s saved, 0 tokens]"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -249,6 +286,14 @@ fn follow_ups_in_a_row_carry_unique_batch_and_item_ids() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), all, "item ids repeat: {ids:?}");
+    // The last pipelined suggestion ran after the last turn: reported at the end.
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "background_usage");
+    assert_eq!(
+        last["background_usage"]["pipelined_suggestion"]["requests"],
+        1
+    );
+    assert_eq!(last["background_usage"]["total"]["requests"], 1);
     // The session log holds each batch id once per call and once per result.
     let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
     batches.dedup();

@@ -17,7 +17,7 @@ use saki_llm_client::{
     CancellationToken, Client, ClientError, Request, ResponseSchema, ResponseStatus,
     ThinkingConfig, ToolDefinition, WireApi,
 };
-use saki_llm_worker::{to_messages, Item, Responder};
+use saki_llm_worker::{to_messages, BackgroundKind, BackgroundUsage, Item, Responder};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheSafeParams {
@@ -138,13 +138,15 @@ pub enum ForkError {
 /// Asks `model` for the person's next prompt after the snapshot and `extra` (a
 /// speculation's items, for the pipelined suggestion: it sees what the speculation did,
 /// as the suggestion after the accept would) and filters the reply. The request is the
-/// snapshot, `extra`, then [`SUGGESTION_PROMPT`] as a user message.
+/// snapshot, `extra`, then [`SUGGESTION_PROMPT`] as a user message. Its tokens are
+/// recorded in `usage` under the given kind.
 pub async fn generate_suggestion(
     client: &Client,
     params: &CacheSafeParams,
     model: &str,
     extra: &[Item],
     cancel: CancellationToken,
+    usage: Option<(&BackgroundUsage, BackgroundKind)>,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
     let mut items = extra.to_vec();
     items.push(Item::user(SUGGESTION_PROMPT));
@@ -166,6 +168,9 @@ pub async fn generate_suggestion(
         }
         other => other?,
     };
+    if let Some((usage, kind)) = usage {
+        usage.record(kind, &response.usage, client.config().wire_api);
+    }
     match response.status {
         ResponseStatus::Completed | ResponseStatus::Incomplete => {}
         other => return Err(ForkError::Ended(other)),

@@ -9,6 +9,7 @@ pub mod overlay;
 pub mod pairing;
 pub mod speculation;
 pub mod state;
+pub mod stats;
 pub mod suggestion;
 pub mod view;
 
@@ -28,6 +29,7 @@ pub use speculation::{
 pub use state::{
     Accept, AcceptMethod, Outcome, Phase, SuggestionState, ACCEPT_DEBOUNCE_MS, SUGGESTION_DELAY_MS,
 };
+pub use stats::{tokens_label, ReadAheadStats};
 pub use suggestion::{
     filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
     SUGGESTION_PROMPT,

@@ -11,8 +11,8 @@ use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
 use saki_llm_worker::hook::{HookDecision, Hooks};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
-    ArgumentError, BatchIds, Item, LoopGuard, Responder, ToolCallInfo, ToolExecutionContext,
-    ToolResultStatus, ToolServer,
+    ArgumentError, BackgroundKind, BackgroundUsage, BatchIds, Item, LoopGuard, Responder,
+    ToolCallInfo, ToolExecutionContext, ToolResultStatus, ToolServer,
 };
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::Arc;
@@ -195,6 +195,9 @@ pub struct Speculator {
     /// The person's hooks: `PreToolUse` sees every call the gate lets run (with
     /// `"speculation": true`), and a block is a boundary.
     pub hooks: Option<Hooks>,
+    /// Where the tokens of suggestions, speculations and pipelined suggestions are
+    /// counted (the session's, shared; a fresh one by default).
+    pub usage: BackgroundUsage,
 }
 
 enum Step {
@@ -218,6 +221,7 @@ impl Speculator {
             tool_call_recovery: false,
             batch_ids: BatchIds::new(),
             hooks: None,
+            usage: BackgroundUsage::new(),
         }
     }
 
@@ -268,7 +272,8 @@ impl Speculator {
         params: &CacheSafeParams,
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
-        generate_suggestion(&self.client, params, &self.model, &[], cancel).await
+        let usage = Some((&self.usage, BackgroundKind::Suggestion));
+        generate_suggestion(&self.client, params, &self.model, &[], cancel, usage).await
     }
 
     /// The next suggestion after a completed speculation of `params` (its items: the
@@ -282,7 +287,8 @@ impl Speculator {
         items: &[Item],
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
-        generate_suggestion(&self.client, params, &self.model, items, cancel).await
+        let usage = Some((&self.usage, BackgroundKind::PipelinedSuggestion));
+        generate_suggestion(&self.client, params, &self.model, items, cancel, usage).await
     }
 
     /// Why a `PreToolUse` hook blocks this call, if it does. The hook sees the input as
@@ -328,6 +334,9 @@ impl Speculator {
                 Ok(r) => r,
                 Err(e) => return (SpeculationStatus::Aborted, Some(e.to_string())),
             };
+            let wire = self.client.config().wire_api;
+            self.usage
+                .record(BackgroundKind::Speculation, &response.usage, wire);
             match response.status {
                 ResponseStatus::Completed | ResponseStatus::Incomplete => {}
                 ResponseStatus::Cancelled => {

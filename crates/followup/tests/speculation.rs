@@ -323,6 +323,7 @@ async fn a_fork_sends_the_main_conversation_as_its_exact_prefix() {
         "main",
         &[],
         CancellationToken::new(),
+        None,
     )
     .await
     .unwrap();
@@ -367,6 +368,7 @@ async fn a_server_without_structured_output_gets_a_plain_suggestion_request() {
         "fast",
         &[],
         CancellationToken::new(),
+        None,
     )
     .await
     .unwrap();

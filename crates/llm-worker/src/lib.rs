@@ -3,6 +3,7 @@
 //! the [`Worker`] loop with its Tool API, interceptors and user hooks.
 
 pub mod answer;
+pub mod background;
 pub mod batch_ids;
 pub mod compaction;
 pub mod durability;
@@ -18,6 +19,7 @@ pub mod timeline;
 pub mod tool;
 pub mod worker;
 
+pub use background::{BackgroundBreakdown, BackgroundKind, BackgroundUsage, TokenCount};
 pub use batch_ids::BatchIds;
 pub use compaction::{
     Compaction, CompactionReport, CompactionStatus, CompactionTrigger, ContextGuard, ContextView,

@@ -13,8 +13,8 @@ use crate::instructions::estimate_tokens;
 use saki_llm_client::{Client, Request, ResponseStatus};
 use saki_llm_worker::hook::{HookDecision, HookEvent, Hooks};
 use saki_llm_worker::{
-    to_messages, Compaction, CompactionReport, CompactionStatus, CompactionTrigger, ContextGuard,
-    ContextView, HistoryEdit, Item, Responder,
+    to_messages, BackgroundKind, BackgroundUsage, Compaction, CompactionReport, CompactionStatus,
+    CompactionTrigger, ContextGuard, ContextView, HistoryEdit, Item, Responder,
 };
 use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -63,6 +63,8 @@ pub struct Compactor {
     hooks: Option<Hooks>,
     fs: Option<FsView>,
     failures: AtomicU32,
+    /// Where the summary requests' tokens are counted, apart from the main turns.
+    usage: Option<BackgroundUsage>,
 }
 
 /// Estimated tokens of `items`, with no provider report to calibrate by.
@@ -121,7 +123,14 @@ impl Compactor {
             hooks: None,
             fs: None,
             failures: AtomicU32::new(0),
+            usage: None,
         }
+    }
+
+    /// Counts the summary requests' tokens as background work (`compaction`).
+    pub fn with_background_usage(mut self, usage: BackgroundUsage) -> Self {
+        self.usage = Some(usage);
+        self
     }
 
     /// PreCompress hooks, run before a compaction that will actually run.
@@ -256,6 +265,10 @@ impl Compactor {
         let response = Responder::new()
             .respond(&self.client, &request, view.cancel.clone())
             .await;
+        if let (Some(usage), Ok(r)) = (&self.usage, &response) {
+            let wire = self.client.config().wire_api;
+            usage.record(BackgroundKind::Compaction, &r.usage, wire);
+        }
         let reply = match response {
             Ok(r)
                 if matches!(

@@ -352,3 +352,27 @@ async fn a_pre_compress_hook_can_block_and_small_histories_are_left_alone() {
     let noop = check(&c, &small, CompactionTrigger::Manual).await.unwrap();
     assert_eq!(noop.report.status, CompactionStatus::Noop);
 }
+
+#[tokio::test]
+async fn a_summary_request_is_counted_as_background_work() {
+    let server = MockServer::start().unwrap();
+    let usage = saki_llm_worker::BackgroundUsage::new();
+    let mut settings = CompactionSettings::new("m", 1_000, 0);
+    settings.auto = false;
+    let c = compactor(&server, settings).with_background_usage(usage.clone());
+    server.push(Turn::text("<state_snapshot>s</state_snapshot>").with_usage(900, 40));
+    let done = check(&c, &long_history(), CompactionTrigger::Manual)
+        .await
+        .unwrap();
+    assert_eq!(done.report.status, CompactionStatus::Compressed);
+    let spent = usage.take();
+    assert_eq!(
+        (
+            spent.compaction.requests,
+            spent.compaction.input_tokens,
+            spent.compaction.output_tokens
+        ),
+        (1, 900, 40)
+    );
+    assert_eq!(spent.total(), spent.compaction, "nothing else");
+}

@@ -10,6 +10,7 @@ pub const HELP: &str = "\
 /approval MODE        plan, default, auto-edit or yolo (Shift+Tab cycles)
 /new                  start a new session
 /resume [ID]          continue a recent session (a picker without ID)
+/stats                what reading ahead did and cost (tokens by kind)
 /quit                 leave (also Ctrl+D on an empty prompt)
 keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
       Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
@@ -28,6 +29,7 @@ pub enum Command {
     Approval(Option<ApprovalMode>),
     New,
     Resume(Option<String>),
+    Stats,
     Quit,
 }
 
@@ -48,6 +50,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "/compress" | "/compact" => no_args(Command::Compress),
         "/quit" | "/exit" => no_args(Command::Quit),
         "/new" | "/clear" => no_args(Command::New),
+        "/stats" => no_args(Command::Stats),
         "/model" => match args.as_slice() {
             [] => Ok(Command::Model {
                 name: None,
@@ -113,6 +116,7 @@ mod tests {
         );
         assert_eq!(parse("/quit"), Ok(Command::Quit));
         assert_eq!(parse("/new"), Ok(Command::New));
+        assert_eq!(parse("/stats"), Ok(Command::Stats));
     }
 
     #[test]

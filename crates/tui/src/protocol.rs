@@ -3,6 +3,7 @@
 //! happened). The UI never calls into the agent directly, so it stays responsive while a
 //! turn runs and can be tested by feeding it events.
 
+use saki_followup::ReadAheadStats;
 use saki_llm_worker::{Item, ToolCallInfo, ToolExecutionContext};
 use saki_tools::{Approval, ApprovalMode};
 use tokio::sync::oneshot;
@@ -35,6 +36,8 @@ pub enum Action {
     },
     /// The person typed over the suggestion: abort its speculation.
     Dismiss,
+    /// `/stats`: report what reading ahead did and cost.
+    Stats,
     /// The suggestion is on screen now: only then is it speculated (one the person
     /// never sees, e.g. one that arrives while they type, costs nothing more).
     SuggestionShown {
@@ -155,4 +158,6 @@ pub enum EngineEvent {
     /// History was replaced (`/new`, `/resume`): redraw the transcript from it.
     History(Vec<Item>),
     Sessions(Vec<SessionEntry>),
+    /// What reading ahead did and cost this session (`/stats`).
+    Stats(ReadAheadStats),
 }

@@ -69,7 +69,8 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         other @ (EngineEvent::Tokens(_)
         | EngineEvent::TurnStarted
         | EngineEvent::ToolStarted(_)
-        | EngineEvent::Speculation(_)) => other,
+        | EngineEvent::Speculation(_)
+        | EngineEvent::Stats(_)) => other,
     }
 }
 

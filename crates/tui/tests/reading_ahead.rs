@@ -228,3 +228,35 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
     );
     assert_eq!(app.take_actions(), vec![shown("add todo.txt")]);
 }
+
+#[test]
+fn slash_stats_asks_the_engine_and_shows_what_reading_ahead_cost() {
+    use saki_followup::ReadAheadStats;
+    use saki_llm_worker::TokenCount;
+    use saki_tui::Action;
+    let mut app = app();
+    let now = Instant::now();
+    for c in "/stats".chars() {
+        app.on_key(key(KeyCode::Char(c)), now);
+    }
+    app.on_key(key(KeyCode::Enter), now);
+    assert_eq!(app.take_actions(), vec![Action::Stats]);
+    let count = |requests, input_tokens, cached_input_tokens, output_tokens| TokenCount {
+        requests,
+        input_tokens,
+        cached_input_tokens,
+        output_tokens,
+    };
+    let mut stats = ReadAheadStats {
+        accepted: 3,
+        discarded: 2,
+        saved_ms: 41_200,
+        main: count(12, 180_000, 150_000, 4_000),
+        ..Default::default()
+    };
+    stats.background.suggestion = count(5, 60_000, 55_000, 100);
+    stats.background.speculation = count(9, 110_000, 90_000, 2_500);
+    stats.background.pipelined_suggestion = count(3, 40_000, 38_000, 60);
+    app.apply(EngineEvent::Stats(stats), now);
+    insta::assert_snapshot!(screen(&mut app, 90, 12));
+}

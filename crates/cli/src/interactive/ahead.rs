@@ -8,14 +8,16 @@
 
 use super::Engine;
 use saki_followup::{
-    accept, suggestion_allowed, AcceptError, CacheSafeParams, NotApplied, Speculation,
-    SpeculationStatus, Speculator,
+    accept, suggestion_allowed, AcceptError, CacheSafeParams, NotApplied, ReadAheadStats,
+    Speculation, SpeculationStatus, Speculator,
 };
 use saki_llm_client::CancellationToken;
 use saki_llm_worker::hook::HookDecision;
 use saki_llm_worker::Item;
 use saki_tools::ApprovalMode;
 use saki_tui::{EngineEvent, Level, SpecState};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -30,6 +32,10 @@ pub(super) struct Ahead {
     pipeline: Option<Pipeline>,
     /// The pipelined suggestion, when it arrived before the accept.
     next: Option<String>,
+    /// Speculations accepted and discarded, and the time the accepted ones saved.
+    accepted: u32,
+    discarded: u32,
+    saved_ms: u64,
 }
 
 struct Background {
@@ -38,6 +44,8 @@ struct Background {
     params: CacheSafeParams,
     /// Told the suggestion the UI put on screen: the speculation starts only then.
     shown: Option<oneshot::Sender<String>>,
+    /// The speculation itself started (cancelling it then discards one).
+    speculating: Arc<AtomicBool>,
 }
 
 struct Pipeline {
@@ -104,7 +112,22 @@ impl Engine {
         speculator.tool_call_recovery = self.resolved.tool_call_recovery;
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
+        speculator.usage = self.spent.clone();
         speculator
+    }
+
+    /// What reading ahead did and cost so far.
+    pub(super) fn read_ahead_stats(&self) -> ReadAheadStats {
+        ReadAheadStats {
+            accepted: self.ahead.accepted,
+            discarded: self.ahead.discarded,
+            saved_ms: self.ahead.saved_ms,
+            background: self.spent.session(),
+            main: *self
+                .main_usage
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        }
     }
 
     /// Accepts the ready speculation when `text` is its suggestion; true when it did.
@@ -123,6 +146,7 @@ impl Engine {
         // Like a typed prompt: UserPromptSubmit may refuse it, and then nothing of it is
         // applied or sent.
         if let HookDecision::Block(reason) = self.hooks.prompt_submit(text).await {
+            self.ahead.discarded += 1;
             speculation.abort();
             self.send(EngineEvent::Speculation(SpecState::Idle));
             self.send(EngineEvent::TurnFinished {
@@ -138,8 +162,12 @@ impl Engine {
         }
         let accepted = match accept(speculation, text) {
             Ok(accepted) => accepted,
-            Err(AcceptError::Apply(not_applied)) => return self.not_applied(*not_applied),
+            Err(AcceptError::Apply(not_applied)) => {
+                self.ahead.discarded += 1;
+                return self.not_applied(*not_applied);
+            }
             Err(e) => {
+                self.ahead.discarded += 1;
                 self.alert(
                     Level::Info,
                     format!("the speculation was discarded ({e}); running it now"),
@@ -161,10 +189,13 @@ impl Engine {
         // Durable before the next suggestion's request carries them.
         self.worker.flushed().await;
         let pipelined = self.ahead.next.take();
+        let saved_ms = u64::try_from(accepted.time_saved.as_millis()).unwrap_or(u64::MAX);
+        self.ahead.accepted += 1;
+        self.ahead.saved_ms = self.ahead.saved_ms.saturating_add(saved_ms);
         self.send(EngineEvent::Accepted {
             items: accepted.items,
             files,
-            saved_ms: u64::try_from(accepted.time_saved.as_millis()).unwrap_or(u64::MAX),
+            saved_ms,
             pipelined: pipelined.clone(),
         });
         self.send(EngineEvent::Speculation(SpecState::Idle));
@@ -253,6 +284,8 @@ impl Engine {
         let ui = self.ui.clone();
         let snapshot = params.clone();
         let (shown, seen) = oneshot::channel::<String>();
+        let speculating = Arc::new(AtomicBool::new(false));
+        let started = speculating.clone();
         let handle = tokio::spawn(async move {
             let text = match known {
                 Some(text) => text,
@@ -278,6 +311,7 @@ impl Engine {
                     return None;
                 }
             }
+            started.store(true, Ordering::Relaxed);
             let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
             Some(speculator.run(&params, &text, token).await)
         });
@@ -286,6 +320,7 @@ impl Engine {
             handle,
             params: snapshot,
             shown: Some(shown),
+            speculating,
         });
     }
 
@@ -315,6 +350,7 @@ impl Engine {
         };
         self.send(EngineEvent::Speculation(state));
         if state != SpecState::Ready {
+            self.ahead.discarded += 1;
             if let Some(reason) = &speculation.reason {
                 tracing::debug!(%reason, "speculation stopped");
             }
@@ -350,6 +386,9 @@ impl Engine {
     /// Aborts the background work and drops any finished speculation with its overlay.
     pub(in crate::interactive) fn discard_speculation(&mut self) {
         if let Some(background) = self.ahead.background.take() {
+            if background.speculating.load(Ordering::Relaxed) {
+                self.ahead.discarded += 1;
+            }
             background.cancel.cancel();
             // The task ends soon; its speculation (if any) cleans up when dropped below.
             tokio::spawn(async move {
@@ -363,6 +402,7 @@ impl Engine {
         }
         self.ahead.next = None;
         if let Some(speculation) = self.ahead.ready.take() {
+            self.ahead.discarded += 1;
             speculation.abort();
         }
         if self.suggestions {

@@ -4,7 +4,8 @@
 use crate::session::Recorder;
 use saki_llm_client::WireApi;
 use saki_llm_worker::{
-    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind, WorkerEvent,
+    Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind, TokenCount,
+    WorkerEvent,
 };
 use saki_tools::grants::grant_label;
 use saki_tools::{Approval, ApprovalQuestion, Approver};
@@ -63,13 +64,23 @@ impl saki_llm_worker::Durability for SlotDurability {
 
 /// Records every committed item and tells the UI. Accepted speculations are shown by
 /// the engine as one `Accepted` event, so `CommittedMany` is only recorded here.
+/// The main turns' tokens this session (`/stats` sets them beside the background's).
+pub type MainUsage = Arc<Mutex<TokenCount>>;
+
 pub fn observer(
     ui: UiSender,
     slot: RecorderSlot,
     tokens: Arc<AtomicU64>,
+    main_usage: MainUsage,
     wire_api: WireApi,
 ) -> saki_llm_worker::Observer {
     Arc::new(move |event: &WorkerEvent| {
+        if let WorkerEvent::Usage(usage) = event {
+            main_usage
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add_report(usage, wire_api);
+        }
         if let Some(recorder) = recorder(&slot) {
             recorder.observe(event);
         }

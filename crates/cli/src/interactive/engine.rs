@@ -9,8 +9,9 @@ use super::Setup;
 use crate::config::Resolved;
 use crate::exec::ProviderArgs;
 use crate::setup;
-use saki_followup::CacheSafeStore;
+use saki_followup::{CacheSafeStore, ReadAheadStats};
 use saki_llm_client::CancellationToken;
+use saki_llm_worker::BackgroundUsage;
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus, Worker};
 use saki_pod::{parse_prompt, FsView, PodInterceptor, SessionStore};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
@@ -41,6 +42,9 @@ pub struct Engine {
     pub(super) suggestions: bool,
     pub(super) sandbox: SandboxStatus,
     pub(super) cache: CacheSafeStore,
+    /// Background tokens, shared with the compactor and every speculator.
+    pub(super) spent: BackgroundUsage,
+    pub(super) main_usage: bridge::MainUsage,
     /// Suggestion, speculation and pipelined suggestion (`ahead.rs`).
     ahead: Ahead,
     /// The local server's prompt cache being filled with the base prompt (see
@@ -71,6 +75,8 @@ impl Engine {
             tokens,
             suggestions,
             sandbox,
+            spent,
+            main_usage,
         } = setup;
         Self {
             worker,
@@ -88,6 +94,8 @@ impl Engine {
             suggestions,
             sandbox,
             cache: CacheSafeStore::default(),
+            spent,
+            main_usage,
             ahead: Ahead::default(),
             prewarm: None,
         }
@@ -122,8 +130,9 @@ impl Engine {
         self.send(EngineEvent::Status(self.status()));
     }
 
-    /// Carries out actions until the person quits or the UI goes away.
-    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) {
+    /// Carries out actions until the person quits or the UI goes away; returns what
+    /// reading ahead did and cost, for the line saki prints at exit.
+    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
         // Only servers known to keep a prompt cache (llama.cpp, Ollama), on this machine.
         if self.resolved.prewarm
             && self.resolved.server.is_some()
@@ -180,6 +189,10 @@ impl Engine {
                     self.suggestion_shown(text);
                     false
                 }
+                Action::Stats => {
+                    self.send(EngineEvent::Stats(self.read_ahead_stats()));
+                    false
+                }
                 Action::Cancel => false,
                 Action::Quit => true,
             };
@@ -188,6 +201,7 @@ impl Engine {
             }
         }
         self.discard_speculation();
+        self.read_ahead_stats()
     }
 
     /// Runs `work` while still answering actions: Cancel cancels `cancel`, Quit cancels
@@ -301,12 +315,15 @@ impl Engine {
         match setup::resolve(self.workspace.root(), &args, None) {
             Ok((resolved, _)) => {
                 self.worker.set_model(resolved.model.clone());
-                self.worker.set_context_guard(Arc::new(setup::compactor(
-                    &resolved,
-                    self.worker.client().clone(),
-                    &self.hooks,
-                    self.workspace.clone(),
-                )));
+                self.worker.set_context_guard(Arc::new(
+                    setup::compactor(
+                        &resolved,
+                        self.worker.client().clone(),
+                        &self.hooks,
+                        self.workspace.clone(),
+                    )
+                    .with_background_usage(self.spent.clone()),
+                ));
                 self.args = args;
                 self.resolved = resolved;
                 self.discard_speculation();

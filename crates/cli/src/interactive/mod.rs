@@ -20,7 +20,7 @@ use bridge::{RecorderSlot, StreamForwarder, UiApprover, UiSender};
 use engine::Engine;
 use saki_llm_client::ThinkingConfig;
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
-use saki_llm_worker::{Worker, WorkerConfig};
+use saki_llm_worker::{BackgroundUsage, Worker, WorkerConfig};
 use saki_pod::{PodInterceptor, SessionStore};
 use saki_tools::sandbox::SandboxStatus;
 use saki_tools::{ApprovalPolicy, SessionGrants, SharedMode, Workspace};
@@ -57,6 +57,9 @@ pub(crate) struct Setup {
     tokens: Arc<AtomicU64>,
     suggestions: bool,
     sandbox: SandboxStatus,
+    /// Background tokens (suggestions, speculations, compaction summaries).
+    spent: BackgroundUsage,
+    main_usage: bridge::MainUsage,
 }
 
 pub fn run(args: InteractiveArgs) -> ExitCode {
@@ -191,12 +194,17 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
     // The UI is gone: the engine sees its channel close and stops what runs. An engine
     // that panicked closed the UI's channel first; say so, and fail.
-    if let Err(e) = engine_task.await {
-        if e.is_panic() {
+    match engine_task.await {
+        Err(e) if e.is_panic() => {
             let message = crate::panics::message(e.into_panic());
             eprintln!("error: {}", crate::panics::failure(&message));
             return ExitCode::Internal;
         }
+        // One line on what reading ahead did and cost, once the terminal is back.
+        Ok(stats) if suggestions || !stats.background.is_empty() => {
+            eprintln!("{}", stats.summary_line());
+        }
+        _ => {}
     }
     match result {
         Ok(()) => ExitCode::Success,
@@ -292,12 +300,11 @@ fn build(
     config.tool_call_recovery = resolved.tool_call_recovery;
     config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
-    worker.set_context_guard(Arc::new(setup::compactor(
-        &resolved,
-        client,
-        &hooks,
-        workspace.clone(),
-    )));
+    let spent = BackgroundUsage::new();
+    worker.set_context_guard(Arc::new(
+        setup::compactor(&resolved, client, &hooks, workspace.clone())
+            .with_background_usage(spent.clone()),
+    ));
     worker.set_system_prompt(Some(system_prompt));
     let pod = Arc::new(PodInterceptor::default());
     worker.add_interceptor(pod.clone());
@@ -319,10 +326,12 @@ fn build(
         .on_thinking_block(forwarder);
     let slot = RecorderSlot::default();
     let tokens = Arc::new(AtomicU64::new(0));
+    let main_usage = bridge::MainUsage::default();
     worker.set_observer(bridge::observer(
         ui.clone(),
         slot.clone(),
         tokens.clone(),
+        main_usage.clone(),
         resolved.wire_api,
     ));
     worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
@@ -345,5 +354,7 @@ fn build(
         tokens,
         suggestions,
         sandbox,
+        spent,
+        main_usage,
     })
 }

@@ -319,6 +319,12 @@ async fn a_blocking_pre_tool_use_hook_is_a_boundary_for_a_speculation() {
     assert!(!h.ws.path().join("notes.txt").exists());
     // The speculation stopped before the call: the model was not asked again.
     assert_eq!(server.requests().len(), 4);
+    h.send(Action::Stats);
+    let events = h.until(|e| matches!(e, EngineEvent::Stats(_))).await;
+    assert!(matches!(
+        events.last(),
+        Some(EngineEvent::Stats(s)) if (s.accepted, s.discarded) == (0, 1)
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -351,4 +357,65 @@ async fn a_user_prompt_submit_hook_refuses_an_accept_and_nothing_is_applied() {
             if note == "the prompt was cancelled by a hook: not that"
     ));
     assert!(!h.ws.path().join("notes.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_count_accepts_discards_and_the_background_tokens_apart_from_the_turns() {
+    let server = MockServer::start().unwrap();
+    server.push(call("c1", "ls", json!({"path": "."})).with_usage(100, 10));
+    server.push(Turn::text("Empty. Shall I add notes.txt?").with_usage(120, 12));
+    server.push(Turn::text("add notes.txt").with_usage(130, 3));
+    server.push(
+        call(
+            "s1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "hi\n"}),
+        )
+        .with_usage(140, 14),
+    );
+    server.push(Turn::text("Added notes.txt.").with_usage(160, 6));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    h.until(ready).await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    h.until(accepted).await;
+    h.send(Action::Stats);
+    let events = h.until(|e| matches!(e, EngineEvent::Stats(_))).await;
+    let Some(EngineEvent::Stats(stats)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!((stats.accepted, stats.discarded), (1, 0));
+    let b = &stats.background;
+    assert_eq!(
+        (
+            b.suggestion.requests,
+            b.suggestion.input_tokens,
+            b.suggestion.output_tokens
+        ),
+        (1, 130, 3)
+    );
+    assert_eq!(
+        (
+            b.speculation.requests,
+            b.speculation.input_tokens,
+            b.speculation.output_tokens
+        ),
+        (2, 300, 20)
+    );
+    assert_eq!(
+        (
+            stats.main.requests,
+            stats.main.input_tokens,
+            stats.main.output_tokens
+        ),
+        (2, 220, 22)
+    );
+    assert!(stats
+        .summary_line()
+        .starts_with("read-ahead: 1 accepted, 0 discarded"));
 }

@@ -17,6 +17,7 @@ impl App {
         let needs_idle = matches!(
             command,
             Command::Compress
+                | Command::Stats
                 | Command::New
                 | Command::Resume(_)
                 | Command::Model { name: Some(_), .. }
@@ -31,6 +32,7 @@ impl App {
             Command::Quit => self.act(Action::Quit),
             Command::Compress => self.act(Action::Compress),
             Command::New => self.act(Action::NewSession),
+            Command::Stats => self.act(Action::Stats),
             Command::Resume(None) => self.act(Action::ListSessions),
             Command::Resume(Some(id)) => self.act(Action::Resume { id }),
             Command::Model { name: None, .. } => {
@@ -124,6 +126,7 @@ impl App {
                 self.suggestion.clear();
                 self.scroll = 0;
             }
+            EngineEvent::Stats(stats) => self.transcript.info(stats.details()),
             EngineEvent::Sessions(sessions) => {
                 if sessions.is_empty() {
                     self.transcript.info("no saved sessions yet");
