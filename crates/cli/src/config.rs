@@ -318,6 +318,20 @@ fn builtin(name: &str) -> Option<ProviderConfig> {
 
 /// Built-in context windows for well-known model families; unknown models get a
 /// conservative default. Config `[models.NAME]` overrides these.
+/// The model a built-in cloud provider reads ahead with when no `fast_model` is set: the
+/// provider's small model. Cheaper than the main model for a typical session even though
+/// it shares no prompt cache with it (`cargo bench -p saki-followup --bench
+/// fast_model_cost`; figures in the followup README). Local servers have none: they serve
+/// one model.
+pub fn builtin_fast_model(provider: &str) -> Option<&'static str> {
+    match provider {
+        "anthropic" => Some("claude-haiku-4-5"),
+        "openai" => Some("gpt-5-mini"),
+        "gemini" => Some("gemini-2.5-flash"),
+        _ => None,
+    }
+}
+
 pub fn builtin_model(model: &str) -> ModelConfig {
     let m = model.to_ascii_lowercase();
     let (context_window, max_output_tokens) = if m.starts_with("claude") {
@@ -366,8 +380,13 @@ pub struct Resolved {
     pub requested_max_output: Option<u32>,
     /// Cap on an `@file` body attached to a prompt.
     pub tool_output_max_bytes: usize,
-    /// The model for background work (`--fast-model`, `SAKI_FAST_MODEL`, `fast_model`).
+    /// The model set for background work (`--fast-model`, `SAKI_FAST_MODEL`,
+    /// `fast_model`; an empty value means the session's model). Compaction summaries use
+    /// only this one.
     pub fast_model: Option<String>,
+    /// The model suggestions and speculations run on: `fast_model`, else the built-in
+    /// provider's small model ([`builtin_fast_model`]), else the session's model.
+    pub read_ahead_model: String,
     /// `SAKI_SUGGESTIONS`, else `suggestions` from config (default true). The UI's
     /// `--no-suggestions` turns it off on top ([`suggestions_on`]).
     pub suggestions: bool,
@@ -584,11 +603,20 @@ pub fn resolve(
             });
         }
     }
-    let fast_model = overrides
+    let fast_set = overrides
         .fast_model
         .clone()
         .or_else(|| env_nonempty("SAKI_FAST_MODEL"))
         .or_else(|| file.fast_model.clone());
+    let fast_model = fast_set.clone().filter(|m| !m.trim().is_empty());
+    let read_ahead_model = match &fast_set {
+        Some(_) => fast_model.clone(),
+        // A built-in provider (also adjusted in config) speaking its own protocol.
+        None => builtin_fast_model(&name)
+            .filter(|_| builtin(&name).and_then(|b| b.wire_api) == Some(wire_api))
+            .map(str::to_owned),
+    }
+    .unwrap_or_else(|| model.clone());
     let suggestions = match env_nonempty(SUGGESTIONS_ENV) {
         Some(value) => switch(&value).ok_or(ConfigError::Invalid {
             key: SUGGESTIONS_ENV,
@@ -610,6 +638,7 @@ pub fn resolve(
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
         fast_model,
+        read_ahead_model,
         suggestions,
         compaction: file.compaction.clone(),
         sandbox: file

@@ -301,3 +301,42 @@ fn saki_suggestions_0_turns_suggestions_off_over_config_and_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn built_in_cloud_providers_read_ahead_with_their_small_model_unless_told_otherwise() {
+    let resolved = |provider: &str, key: &str, file: &str, flag: Option<&str>| {
+        let overrides = Overrides {
+            provider: Some(provider.into()),
+            fast_model: flag.map(str::to_owned),
+            base_url: (provider == "llamacpp").then(|| "http://127.0.0.1:8080/v1".into()),
+            ..Default::default()
+        };
+        resolve(&parse(file), &overrides, &env_of(&[(key, "k")])).unwrap()
+    };
+    for (provider, key, fast) in [
+        ("anthropic", "ANTHROPIC_API_KEY", "claude-haiku-4-5"),
+        ("openai", "OPENAI_API_KEY", "gpt-5-mini"),
+        ("gemini", "GEMINI_API_KEY", "gemini-2.5-flash"),
+    ] {
+        let r = resolved(provider, key, "", None);
+        assert_eq!(r.read_ahead_model, fast, "{provider}");
+        // Compaction summaries stay on the session's model (they share its cache).
+        assert_eq!(r.fast_model, None);
+        assert_eq!(crate::setup::compaction_settings(&r).summary_model, r.model);
+        // `fast_model = ""` reads ahead with the session's model; a name is used as is.
+        let r = resolved(provider, key, "fast_model = \"\"\n", None);
+        assert_eq!(r.read_ahead_model, r.model, "{provider}");
+        let r = resolved(provider, key, "", Some("tiny"));
+        assert_eq!(
+            (r.read_ahead_model.as_str(), r.fast_model.as_deref()),
+            ("tiny", Some("tiny"))
+        );
+    }
+    // A local server serves one model.
+    let r = resolved("llamacpp", "X", "", None);
+    assert_eq!(r.read_ahead_model, r.model);
+    // A user's provider named like a built-in but speaking another protocol gets none.
+    let file = "[providers.openai]\nwire_api = \"chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+    let r = resolved("openai", "OPENAI_API_KEY", file, None);
+    assert_eq!(r.read_ahead_model, r.model);
+}

@@ -415,13 +415,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         return code;
     }
     saki_followup::cleanup_stale(&saki_followup::default_base());
-    let model = resolved
-        .fast_model
-        .clone()
-        .unwrap_or(resolved.model.clone());
     let mut speculator = saki_followup::Speculator::new(
         worker.client().clone(),
-        model,
+        resolved.read_ahead_model.clone(),
         args.run.approval,
         workspace,
     );

@@ -3,6 +3,7 @@
 //! into, the tool gate that keeps a speculation from touching anything else, forked
 //! queries over the cache-safe snapshot, and the speculation loop with accept / abort.
 
+pub mod cost;
 pub mod fork;
 pub mod gate;
 pub mod overlay;

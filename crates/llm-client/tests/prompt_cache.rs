@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What keeps provider prompt caches warm: Anthropic `cache_control` breakpoints after
-//! the tools and system prompt and on the newest message, and OpenAI's
+//! the tools and system prompt and on the two newest messages, and OpenAI's
 //! `prompt_cache_key`, shared by every clone of a client and sent only where it means
 //! something.
 
@@ -64,16 +64,28 @@ fn breakpoints(body: &Value) -> Vec<String> {
 }
 
 #[test]
-fn anthropic_requests_carry_a_breakpoint_after_the_prefix_and_on_the_newest_message() {
+fn anthropic_requests_carry_breakpoints_after_the_prefix_and_on_the_two_newest_messages() {
     let text = |t: &str| ContentPart::Text { text: t.into() };
     let body = WireApi::Anthropic.encode(&request(Some("sys"), vec![text("now")]));
+    // The message before the newest marks where a fork leaves the conversation.
     assert_eq!(
         breakpoints(&body),
-        [".messages[2].content[0]", ".system[0]"]
+        [
+            ".messages[1].content[0]",
+            ".messages[2].content[0]",
+            ".system[0]"
+        ]
     );
     // Without a system prompt, the last tool closes the cached prefix.
     let body = WireApi::Anthropic.encode(&request(None, vec![text("now")]));
-    assert_eq!(breakpoints(&body), [".messages[2].content[0]", ".tools[1]"]);
+    assert_eq!(
+        breakpoints(&body),
+        [
+            ".messages[1].content[0]",
+            ".messages[2].content[0]",
+            ".tools[1]"
+        ]
+    );
     assert!(body.get("system").is_none());
     // Several blocks: the last one carries it.
     let results = vec![
@@ -91,8 +103,14 @@ fn anthropic_requests_carry_a_breakpoint_after_the_prefix_and_on_the_newest_mess
     let body = WireApi::Anthropic.encode(&request(Some("sys"), results));
     assert_eq!(
         breakpoints(&body),
-        [".messages[2].content[1]", ".system[0]"]
+        [
+            ".messages[1].content[0]",
+            ".messages[2].content[1]",
+            ".system[0]"
+        ]
     );
+    // At most four, the provider's limit.
+    assert!(breakpoints(&body).len() <= 4);
     // The other protocols have no such field.
     for wire in [WireApi::Chat, WireApi::Responses, WireApi::Gemini] {
         let body = wire.encode(&request(Some("sys"), vec![text("now")]));
@@ -118,7 +136,11 @@ fn an_anthropic_breakpoint_never_lands_on_a_thinking_block() {
     let body = WireApi::Anthropic.encode(&r);
     assert_eq!(
         breakpoints(&body),
-        [".messages[3].content[0]", ".system[0]"]
+        [
+            ".messages[2].content[0]",
+            ".messages[3].content[0]",
+            ".system[0]"
+        ]
     );
 }
 

@@ -98,14 +98,9 @@ impl Ahead {
 impl Engine {
     /// The speculator for background work, with the current model, mode and workspace.
     fn speculator(&self) -> Speculator {
-        let model = self
-            .resolved
-            .fast_model
-            .clone()
-            .unwrap_or_else(|| self.worker.model().to_owned());
         let mut speculator = Speculator::new(
             self.worker.client().clone(),
-            model,
+            self.resolved.read_ahead_model.clone(),
             self.mode.get(),
             self.workspace.clone(),
         );

@@ -116,7 +116,9 @@ impl Engine {
         Status {
             provider: self.resolved.provider.clone(),
             model: self.worker.model().to_owned(),
-            fast_model: self.resolved.fast_model.clone(),
+            // The model reading ahead, when it is not the session's.
+            fast_model: Some(self.resolved.read_ahead_model.clone())
+                .filter(|m| *m != self.resolved.model),
             context_window: self.resolved.limits.context_window,
             tokens_used: self.tokens.load(Ordering::Relaxed),
             approval: Some(self.mode.get()),

@@ -21,11 +21,14 @@ fn breakpoint() -> Value {
     json!({"type": "ephemeral"})
 }
 
-/// Two cache breakpoints, the same rule for main and forked requests: after the tools and
-/// system prompt (on the system block; on the last tool when there is no system prompt),
-/// and on the newest message's last block. A fork's request extends the main one, so it
-/// reads the cache the main request wrote (the provider looks back from a breakpoint for
-/// the longest prefix it holds), and writes its own for the next request.
+/// Three cache breakpoints, the same rule for main and forked requests: after the tools
+/// and system prompt (on the system block; on the last tool when there is no system
+/// prompt), on the newest message's last block, and on the message before it. A request
+/// that extends an earlier one (a fork, the next turn) reads what that one wrote (the
+/// provider looks back from a breakpoint for the longest prefix it holds). The second
+/// trailing breakpoint marks where a fork leaves the conversation it extends: forks that
+/// branch from the same history (a suggestion and a speculation), and the next turn's
+/// forks on a separate fast model, find that history cached too.
 fn mark_cache(body: &mut Value) {
     if let Some(system) = body.get_mut("system").and_then(Value::as_array_mut) {
         if let Some(last) = system.last_mut() {
@@ -38,20 +41,20 @@ fn mark_cache(body: &mut Value) {
     {
         last["cache_control"] = breakpoint();
     }
-    let newest = body
-        .get_mut("messages")
-        .and_then(Value::as_array_mut)
-        .and_then(|m| m.last_mut())
-        .and_then(|m| m.get_mut("content"))
-        .and_then(Value::as_array_mut);
-    // Thinking blocks cannot carry a breakpoint; the block before them can.
-    if let Some(block) = newest.and_then(|blocks| {
-        blocks
-            .iter_mut()
-            .rev()
-            .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
-    }) {
-        block["cache_control"] = breakpoint();
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for message in messages.iter_mut().rev().take(2) {
+        let blocks = message.get_mut("content").and_then(Value::as_array_mut);
+        // Thinking blocks cannot carry a breakpoint; the block before them can.
+        if let Some(block) = blocks.and_then(|blocks| {
+            blocks
+                .iter_mut()
+                .rev()
+                .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
+        }) {
+            block["cache_control"] = breakpoint();
+        }
     }
 }
 
