@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test of the interactive UI: the real `saki` binary in tmux against the mock
-# provider. Types a prompt, watches the answer stream, waits for the suggestion, presses
-# Tab then Enter, and reads the accepted speculation off the screen.
+# provider. Types a prompt, watches the answer stream, waits for the suggestion, checks
+# that Enter alone does not send it, then walks Tab, Enter, Tab, Enter over two accepted
+# speculations with tool calls and reads them off the screen: each tool group under its
+# own prompt.
 # Usage: scripts/e2e-tui.sh   (needs tmux; builds the binaries first)
 #        SAKI_E2E_SHOW=1 scripts/e2e-tui.sh   also prints the final screen
 set -euo pipefail
@@ -32,7 +34,10 @@ cat > "$work/script.json" <<'JSON'
   {"text": "add notes.txt"},
   {"tool_calls": [{"id": "s1", "name": "write_file", "arguments": {"path": "notes.txt", "content": "alpha\n"}}]},
   {"text": "Added notes.txt with the summary."},
-  {"text": "show notes.txt"}
+  {"text": "add todo.txt"},
+  {"tool_calls": [{"id": "s2", "name": "write_file", "arguments": {"path": "todo.txt", "content": "- test\n"}}]},
+  {"text": "Added todo.txt with one item."},
+  {"text": "show both files"}
 ]}
 JSON
 
@@ -42,7 +47,7 @@ for _ in $(seq 50); do [ -s "$work/mock.out" ] && break; sleep 0.1; done
 url="$(head -1 "$work/mock.out")"
 [ -n "$url" ] || { echo "e2e-tui: the mock provider did not start" >&2; cat "$work/mock.err" >&2; exit 1; }
 
-tmux new-session -d -s "$session" -x 110 -y 32 -c "$work/project" \
+tmux new-session -d -s "$session" -x 110 -y 48 -c "$work/project" \
     "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config TERM=xterm-256color \
      $saki --provider openai-compatible --base-url $url/v1 -m main --fast-model fast \
      --approval auto-edit; echo SAKI-EXITED-\$?; sleep 5"
@@ -81,19 +86,53 @@ echo "e2e-tui: saw the suggestion"
 wait_for "· ready" 10
 [ ! -e "$work/project/notes.txt" ] || fail "the speculation wrote outside its overlay"
 
-tmux send-keys -t "$session" Tab
-sleep 0.2
-screen | grep -q "⇥ tab" && fail "Tab did not fill the suggestion in"
+# Enter on an empty prompt sends nothing, also with the suggestion showing.
 tmux send-keys -t "$session" Enter
+sleep 0.3
+screen | grep -q "speculated ahead" && fail "Enter alone sent the suggestion"
+screen | grep -q "⇥ tab" || fail "Enter dismissed the suggestion"
+echo "e2e-tui: Enter alone does not send the suggestion"
+
+# tab_enter WHAT: Tab puts the suggestion in the input, Enter sends it.
+tab_enter() {
+    tmux send-keys -t "$session" Tab
+    sleep 0.2
+    screen | grep -q "⇥ tab" && fail "Tab did not fill $1 in"
+    tmux send-keys -t "$session" Enter
+}
+tab_enter "the first suggestion"
 wait_for "speculated ahead: applied notes.txt" 5
 wait_for "Added notes.txt with the summary." 5
-wait_for "› show notes.txt" 5
 [ "$(cat "$work/project/notes.txt")" = "alpha" ] || fail "notes.txt was not applied"
-echo "e2e-tui: Tab, Enter accepted the speculation; the pipelined suggestion shows"
+echo "e2e-tui: Tab, Enter accepted the first speculation"
+
+# The pipelined suggestion shows, is speculated once shown, and is accepted the same way.
+wait_for "› add todo.txt" 10
+wait_for "· ready" 10
+[ ! -e "$work/project/todo.txt" ] || fail "the second speculation wrote outside its overlay"
+tab_enter "the pipelined suggestion"
+wait_for "speculated ahead: applied todo.txt" 5
+wait_for "Added todo.txt with one item." 5
+wait_for "› show both files" 10
+[ "$(cat "$work/project/todo.txt")" = "- test" ] || fail "todo.txt was not applied"
+echo "e2e-tui: Tab, Enter accepted the second speculation; the next suggestion shows"
+
+# Grouping: each speculation's tool row sits under its own prompt, in order.
+line_of() { screen | grep -n -F -- "$1" | head -1 | cut -d: -f1; }
+p1="$(line_of "› add notes.txt")"; w1="$(line_of "write_file notes.txt")"
+p2="$(line_of "› add todo.txt")"; w2="$(line_of "write_file todo.txt")"
+for v in "$p1" "$w1" "$p2" "$w2"; do [ -n "$v" ] || fail "a prompt or tool row is off the screen"; done
+[ "$p1" -lt "$w1" ] && [ "$w1" -lt "$p2" ] && [ "$p2" -lt "$w2" ] \
+    || fail "tool rows are not grouped under their prompts (lines $p1 $w1 $p2 $w2)"
+[ "$(screen | grep -c -F "write_file todo.txt")" = "1" ] || fail "todo.txt's row is drawn twice"
+echo "e2e-tui: each accepted speculation's tool group is under its own prompt"
 
 [ -n "${SAKI_E2E_SHOW:-}" ] && screen
 tmux send-keys -t "$session" C-d
 wait_for "SAKI-EXITED-0" 5
+# One line at exit says what reading ahead did and cost.
+wait_for "read-ahead: 2 accepted, [0-9]+ discarded, ~[0-9]+ s saved, [0-9.k]+ tokens" 5
+echo "e2e-tui: the exit line sums up reading ahead"
 
 # The conversation was saved: --resume --last brings it back.
 tmux kill-session -t "$session" 2>/dev/null || true
