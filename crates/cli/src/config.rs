@@ -58,6 +58,17 @@ pub struct ProviderConfig {
     /// Recover tool calls written as text: `auto` (default: on for Chat Completions
     /// servers) or `off`.
     pub tool_call_recovery: Option<Recovery>,
+    /// `first_tool_call = "required" | "auto"`: must the first response of a turn be a
+    /// tool call (default: auto)?
+    pub first_tool_call: Option<FirstToolCall>,
+}
+
+/// `first_tool_call = "required" | "auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FirstToolCall {
+    Required,
+    Auto,
 }
 
 /// `tool_call_recovery = "auto" | "off"`.
@@ -76,6 +87,8 @@ pub struct ModelConfig {
     pub max_output_tokens: Option<u32>,
     /// Wins over the provider's `tool_call_recovery`.
     pub tool_call_recovery: Option<Recovery>,
+    /// Wins over the provider's `first_tool_call`.
+    pub first_tool_call: Option<FirstToolCall>,
     /// Sampling temperature sent with every request (default: the provider's own).
     pub temperature: Option<f32>,
 }
@@ -238,6 +251,7 @@ impl FileConfig {
             slot.context_window = m.context_window.or(slot.context_window);
             slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
             slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
+            slot.first_tool_call = m.first_tool_call.or(slot.first_tool_call);
             slot.temperature = m.temperature.or(slot.temperature);
         }
     }
@@ -251,6 +265,7 @@ fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
     slot.model = p.model.or(slot.model.take());
     slot.headers.extend(p.headers);
     slot.tool_call_recovery = p.tool_call_recovery.or(slot.tool_call_recovery);
+    slot.first_tool_call = p.first_tool_call.or(slot.first_tool_call);
 }
 
 pub const BUILTIN_PROVIDERS: [&str; 6] = [
@@ -272,6 +287,7 @@ fn builtin(name: &str) -> Option<ProviderConfig> {
             headers: BTreeMap::new(),
             model: model.map(str::to_owned),
             tool_call_recovery: None,
+            first_tool_call: None,
         }
     };
     Some(match name {
@@ -351,6 +367,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         context_window: Some(context_window),
         max_output_tokens: Some(max_output_tokens),
         tool_call_recovery: None,
+        first_tool_call: None,
         temperature: None,
     }
 }
@@ -414,6 +431,9 @@ pub struct Resolved {
     /// Recover tool calls written as text (`tool_call_recovery`, model over provider;
     /// `auto` means on for Chat Completions).
     pub tool_call_recovery: bool,
+    /// The first response of a turn must be a tool call (`first_tool_call`, model over
+    /// provider; default off).
+    pub first_tool_call_required: bool,
     /// `[models.NAME] temperature`.
     pub temperature: Option<f32>,
 }
@@ -667,6 +687,16 @@ pub fn resolve(
         {
             Some(Recovery::Off) => false,
             Some(Recovery::Auto) | None => wire_api == WireApi::Chat,
+        },
+        first_tool_call_required: match file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.first_tool_call)
+            .or(provider.first_tool_call)
+        {
+            Some(FirstToolCall::Required) => true,
+            Some(FirstToolCall::Auto) => false,
+            None => false,
         },
     })
 }

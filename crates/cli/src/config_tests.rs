@@ -340,3 +340,31 @@ fn built_in_cloud_providers_read_ahead_with_their_small_model_unless_told_otherw
     let r = resolved("openai", "OPENAI_API_KEY", file, None);
     assert_eq!(r.read_ahead_model, r.model);
 }
+
+#[test]
+fn first_tool_call_is_off_unless_asked_for_and_the_model_wins() {
+    let overrides = Overrides {
+        provider: Some("llamacpp".into()),
+        model: Some("local".into()),
+        ..Overrides::default()
+    };
+    let env = env_of(&[]);
+    let r = resolve(&FileConfig::default(), &overrides, &env).unwrap();
+    assert!(!r.first_tool_call_required);
+    let file = parse("[providers.llamacpp]\nfirst_tool_call = \"required\"\n");
+    assert!(
+        resolve(&file, &overrides, &env)
+            .unwrap()
+            .first_tool_call_required
+    );
+    let file = parse(
+        "[providers.llamacpp]\nfirst_tool_call = \"required\"\n\
+         [models.local]\nfirst_tool_call = \"auto\"\n",
+    );
+    assert!(
+        !resolve(&file, &overrides, &env)
+            .unwrap()
+            .first_tool_call_required
+    );
+    assert!(toml::from_str::<FileConfig>("[models.x]\nfirst_tool_call = \"always\"\n").is_err());
+}

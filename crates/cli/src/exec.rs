@@ -283,6 +283,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     worker_config.max_turns = args.run.max_turns as usize;
     worker_config.tool_call_recovery = resolved.tool_call_recovery;
+    worker_config.first_tool_call_required = resolved.first_tool_call_required;
     worker_config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), tools, worker_config);
     // Tokens of background work (compaction summaries, follow-ups), apart from the turns.
@@ -422,6 +423,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         workspace,
     );
     speculator.tool_call_recovery = resolved.tool_call_recovery;
+    speculator.first_tool_call_required = resolved.first_tool_call_required;
     speculator.batch_ids = worker.batch_ids();
     speculator.hooks = Some(hooks.clone());
     speculator.usage = background.clone();

@@ -188,6 +188,9 @@ pub struct Speculator {
     pub overlay_base: std::path::PathBuf,
     /// Run tool calls the model writes as text, as the main loop does (default off).
     pub tool_call_recovery: bool,
+    /// The first response must be a tool call, as in the main loop
+    /// ([`saki_llm_worker::first_call`]; only with `tool_call_recovery`).
+    pub first_tool_call_required: bool,
     /// The session's batch-id counter ([`saki_llm_worker::Worker::batch_ids`]), so a
     /// speculation's batches never share an id with the main loop's or another
     /// speculation's (a fresh counter by default).
@@ -219,6 +222,7 @@ impl Speculator {
             workspace,
             overlay_base: crate::overlay::default_base(),
             tool_call_recovery: false,
+            first_tool_call_required: false,
             batch_ids: BatchIds::new(),
             hooks: None,
             usage: BackgroundUsage::new(),
@@ -325,8 +329,16 @@ impl Speculator {
         let mut responder = Responder::new();
         responder.set_recovery(self.tool_call_recovery);
         let mut guard = LoopGuard::new();
-        for _ in 0..MAX_SPECULATION_TURNS {
-            let request = params.fork_request(&self.model, items);
+        for turn in 0..MAX_SPECULATION_TURNS {
+            let mut request = params.fork_request(&self.model, items);
+            if turn == 0
+                && self.first_tool_call_required
+                && self.tool_call_recovery
+                && !request.tools.is_empty()
+            {
+                request.response_schema =
+                    Some(saki_llm_worker::first_call::call_schema(&request.tools));
+            }
             let response = match responder
                 .respond(&self.client, &request, cancel.clone())
                 .await

@@ -7,6 +7,7 @@ pub mod background;
 pub mod batch_ids;
 pub mod compaction;
 pub mod durability;
+pub mod first_call;
 pub mod handler;
 pub mod hook;
 pub mod interceptor;

@@ -41,6 +41,9 @@ pub struct WorkerConfig {
     pub max_turns: usize,
     /// Recover tool calls the model writes as text (see [`crate::recovery`]).
     pub tool_call_recovery: bool,
+    /// The first response of each turn must be a tool call (see [`crate::first_call`]);
+    /// only with `tool_call_recovery`.
+    pub first_tool_call_required: bool,
 }
 
 impl WorkerConfig {
@@ -53,6 +56,7 @@ impl WorkerConfig {
             thinking: None,
             max_turns: 50,
             tool_call_recovery: false,
+            first_tool_call_required: false,
         }
     }
 }
@@ -335,6 +339,13 @@ impl Worker {
             self.compact(CompactionTrigger::Auto, &cancel).await;
             self.emit(WorkerEvent::RequestStarted { request: requests });
             let mut request = self.build_request();
+            if requests == 1
+                && self.config.first_tool_call_required
+                && self.config.tool_call_recovery
+                && !request.tools.is_empty()
+            {
+                request.response_schema = Some(crate::first_call::call_schema(&request.tools));
+            }
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
                 if !loop_reported {
                     loop_reported = true;

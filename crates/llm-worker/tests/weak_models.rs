@@ -500,3 +500,41 @@ async fn a_failed_attempt_never_shows_the_call_it_was_writing() {
     let shown = shown.0.lock().unwrap().clone();
     assert_eq!(shown, "The word is MANGO.", "nothing of a call was printed");
 }
+
+#[tokio::test]
+async fn a_required_first_call_is_asked_for_as_a_schema_and_only_first() {
+    let mut r = run_with(|c| c.first_tool_call_required = true);
+    r.server.push(Turn::text(CALL));
+    r.server.push(Turn::text("The word is MANGO."));
+    r.completed_turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "the object ran as a call");
+    let requests = r.server.requests();
+    let first = &requests[0].body;
+    assert_eq!(first["response_format"]["type"], "json_schema");
+    let schema = &first["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["anyOf"][0]["properties"]["name"]["const"],
+        "read_file"
+    );
+    assert_eq!(
+        schema["anyOf"][0]["properties"]["arguments"]["required"][0],
+        "path"
+    );
+    assert_eq!(
+        first["tools"], requests[1].body["tools"],
+        "the tool list (the cached prefix) is the same"
+    );
+    assert!(
+        requests[1].body.get("response_format").is_none(),
+        "after a result, the model may answer: {}",
+        requests[1].body
+    );
+    // Without text-call recovery the object could not become a call: nothing is forced.
+    let mut r = run_with(|c| {
+        c.first_tool_call_required = true;
+        c.tool_call_recovery = false;
+    });
+    r.server.push(Turn::text("The word is MANGO."));
+    r.completed_turn().await;
+    assert!(r.server.requests()[0].body.get("response_format").is_none());
+}

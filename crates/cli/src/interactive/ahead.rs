@@ -105,6 +105,7 @@ impl Engine {
             self.workspace.clone(),
         );
         speculator.tool_call_recovery = self.resolved.tool_call_recovery;
+        speculator.first_tool_call_required = self.resolved.first_tool_call_required;
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
         speculator.usage = self.spent.clone();

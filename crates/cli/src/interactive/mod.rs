@@ -298,6 +298,7 @@ fn build(
     config.thinking = args.provider.thinking.then(ThinkingConfig::default);
     config.max_turns = args.run.max_turns as usize;
     config.tool_call_recovery = resolved.tool_call_recovery;
+    config.first_tool_call_required = resolved.first_tool_call_required;
     config.temperature = resolved.temperature;
     let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
     let spent = BackgroundUsage::new();
