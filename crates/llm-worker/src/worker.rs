@@ -429,6 +429,9 @@ impl Worker {
                     }
                 }
             }
+            // The calls are on disk before any runs: a kill mid-call then leaves a call
+            // whose effect resume can judge, never an effect with no record.
+            self.flushed().await;
             if self.run_batch(calls, &cancel, &mut guard).await {
                 return Ok(usage.outcome(TurnStatus::Cancelled, requests));
             }

@@ -46,7 +46,7 @@ impl Durability for HeldFlush {
 }
 
 #[tokio::test]
-async fn no_request_goes_out_before_the_committed_items_are_durable() {
+async fn no_request_goes_out_and_no_call_runs_before_the_committed_items_are_durable() {
     let server = MockServer::start().unwrap();
     server.push(Turn::new().with_tool_call("c1", "echo", "{}"));
     server.push(Turn::text("done"));
@@ -81,7 +81,11 @@ async fn no_request_goes_out_before_the_committed_items_are_durable() {
     assert_eq!(asked.recv().await, Some(1));
     assert_eq!(server.requests().len(), 0);
     go.send(()).unwrap();
-    // Before the second: the call and its result too.
+    // Before the call runs: the call is on record (a kill mid-call leaves it there).
+    assert_eq!(asked.recv().await, Some(2));
+    assert_eq!(server.requests().len(), 1);
+    go.send(()).unwrap();
+    // Before the second request: its result too.
     assert_eq!(asked.recv().await, Some(3));
     assert_eq!(server.requests().len(), 1);
     go.send(()).unwrap();
