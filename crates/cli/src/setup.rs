@@ -68,15 +68,17 @@ pub fn resolve(
 /// Before anything is written: tells the tools where saki keeps its repair records (the
 /// data directory), and repairs what an earlier saki killed mid-write left — an accept
 /// it was applying is rolled back (the person is told which files), its temporary files
-/// are removed. Returns what the person should be told.
+/// are removed (first: an accept stages every file before renaming any, and its
+/// temporary files would keep the directories it created from being removed). Returns
+/// what the person should be told.
 pub fn recover() -> Vec<String> {
     let env = |k: &str| std::env::var(k).ok();
     let Some(data) = saki_tools::state::default_data_dir(&env) else {
         return Vec::new();
     };
     saki_tools::state::set_data_dir(data.clone());
-    let rolled_back = saki_followup::recover_applies(&data.join(saki_followup::JOURNAL_DIR));
     saki_tools::atomic::clean_stale(&data.join(saki_tools::atomic::INFLIGHT_DIR));
+    let rolled_back = saki_followup::recover_applies(&data.join(saki_followup::JOURNAL_DIR));
     rolled_back
         .iter()
         .filter(|r| r.changed_anything())

@@ -4,7 +4,8 @@
 //! records them), with the all-or-nothing check and the apply journal on disk in a data
 //! directory, as saki runs it. The speculation itself runs first against the mock provider
 //! and is not timed. Target: under 5 ms. Run: `cargo bench -p saki-followup --bench accept`.
-//! The time is almost all fsyncs: 10 files, 3 for the journal, 1 for the session log.
+//! The time is almost all fsyncs: the 10 files' (together), 3 for the journal, 1 for the
+//! session log.
 
 use saki_followup::{accept, CacheSafeParams, SpeculationStatus, Speculator};
 use saki_llm_client::{CancellationToken, Client, ClientConfig, WireApi};

@@ -2,7 +2,8 @@
 //! How long `OverlayFs::apply` takes for 10 written files (5 edited, 5 new, 4 KiB
 //! each), in a temp tree: with its journal on disk (as saki runs it), and with the journal
 //! in memory only (what the journal's fsyncs cost). Target: under 5 ms where an fsync is
-//! cheap; the time is mostly the 10 files' fsyncs plus the journal's 3. Run: `cargo bench -p saki-followup`.
+//! cheap; the time is mostly the 10 files' fsyncs (run together) plus the journal's 3.
+//! Run: `cargo bench -p saki-followup`.
 //! `SAKI_BENCH_DIR` picks where the tree lives (default: the system temp dir), so a
 //! disk and a tmpfs can both be measured.
 

@@ -34,6 +34,24 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// [`write_atomic`], with the permission bits a new file gets.
 pub fn write_atomic_mode(path: &Path, contents: &[u8], new_file_mode: u32) -> std::io::Result<()> {
+    let staged = stage(path, contents, new_file_mode)?;
+    staged.sync()?;
+    crate::state::pause_point("write_atomic");
+    staged.commit()
+}
+
+/// A temporary file written beside its target, not yet durable and not yet renamed over
+/// it: the first half of [`write_atomic_mode`], for a caller that writes several files
+/// and makes them durable together ([`sync_staged`]) before renaming any. Dropped
+/// without [`Staged::commit`], the temporary file is removed.
+pub struct Staged {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+/// Writes `contents` to a temporary file beside `path` (parent directories created; an
+/// existing file's permissions, or `new_file_mode` for a new one), without fsync.
+pub fn stage(path: &Path, contents: &[u8], new_file_mode: u32) -> std::io::Result<Staged> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let permissions = std::fs::metadata(path)
@@ -48,10 +66,43 @@ pub fn write_atomic_mode(path: &Path, contents: &[u8], new_file_mode: u32) -> st
     tmp.write_all(contents)?;
     // A temporary file is created 0600.
     std::fs::set_permissions(tmp.path(), permissions)?;
-    tmp.as_file().sync_all()?;
-    crate::state::pause_point("write_atomic");
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(Staged {
+        tmp,
+        target: path.to_path_buf(),
+    })
+}
+
+impl Staged {
+    /// Makes the temporary file's content durable (fsync).
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.tmp.as_file().sync_all()
+    }
+
+    /// Renames the temporary file over its target.
+    pub fn commit(self) -> std::io::Result<()> {
+        self.tmp.persist(&self.target).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// Makes every staged file durable, their fsyncs running at once (one thread each but
+/// the last): the disk and the filesystem's log can then serve them together, so the
+/// batch costs about one fsync instead of one per file. The first error is returned.
+pub fn sync_staged(staged: &[Staged]) -> std::io::Result<()> {
+    let Some((last, rest)) = staged.split_last() else {
+        return Ok(());
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rest.iter().map(|s| scope.spawn(|| s.sync())).collect();
+        let mut result = last.sync();
+        for handle in handles {
+            let synced = handle
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("an fsync thread panicked")));
+            result = result.and(synced);
+        }
+        result
+    })
 }
 
 const TEMP_SUFFIX: &str = ".tmp";

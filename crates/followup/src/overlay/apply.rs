@@ -2,6 +2,7 @@
 //! (so a file the person changed meanwhile is reported, not overwritten).
 
 use super::{io_error, OverlayError};
+use saki_tools::atomic::Staged;
 use saki_tools::Workspace;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -223,13 +224,14 @@ pub(crate) fn apply_all(
     files: &BTreeMap<PathBuf, Original>,
     journal_dir: Option<&Path>,
 ) -> ApplyReport {
-    apply_all_with(workspace, root, dir, files, journal_dir, &|p| {
-        write_one(workspace, p)
+    apply_all_with(workspace, root, dir, files, journal_dir, &|p, staged| {
+        commit_one(workspace, p, staged)
     })
 }
 
-/// How one checked file is written (tests put a failure in).
-pub(super) type Writer<'a> = &'a dyn Fn(&Planned) -> Result<(), ApplyError>;
+/// How one checked file's durable temporary file is renamed over it (tests put a
+/// failure in).
+pub(super) type Writer<'a> = &'a dyn Fn(&Planned, Staged) -> Result<(), ApplyError>;
 
 /// [`apply_all`], writing each file with `write`.
 pub(super) fn apply_all_with(
@@ -272,10 +274,40 @@ pub(super) fn apply_all_with(
             return report(files);
         }
     };
+    // Every file goes to a temporary file beside it first, and the batch is made durable
+    // at once (parallel fsyncs, about the cost of one): nothing is renamed before every
+    // new content is on disk, so a target holds its original or what the apply wrote,
+    // never a torn file, even after a power cut; the journal rolls back either.
+    let staged = stage_all(&planned);
+    let staged = match staged {
+        Ok(staged) => staged,
+        Err((index, e)) => {
+            tracing::warn!(error = %e, "overlay not applied: a file cannot be written");
+            // No target was touched; the temporary files went when dropped.
+            journal.remove_created_dirs();
+            journal.finish();
+            let files = planned
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let result = match index {
+                        Some(index) if index != i => Err(ApplyError::NotWritten),
+                        _ => Err(ApplyError::Io(format!("{}: {e}", p.target.display()))),
+                    };
+                    (p.key, result)
+                })
+                .collect();
+            return report(files);
+        }
+    };
     let mut results: Vec<Result<(), ApplyError>> = Vec::with_capacity(planned.len());
-    for p in &planned {
-        if let Err(e) = write(p) {
+    let mut staged = staged.into_iter();
+    for (p, file) in planned.iter().zip(staged.by_ref()) {
+        if let Err(e) = write(p, file) {
             tracing::warn!(path = %p.key.display(), error = %e, "overlay file not applied; restoring");
+            // The files not reached: their temporary files go, then the directories made
+            // for them.
+            drop(staged);
             let mut restored_all = true;
             for (index, result) in results.iter_mut().enumerate() {
                 *result = match journal.restore(index) {
@@ -286,6 +318,7 @@ pub(super) fn apply_all_with(
                     }
                 };
             }
+            journal.remove_created_dirs();
             results.push(Err(e));
             results.resize(planned.len(), Err(ApplyError::NotWritten));
             if restored_all {
@@ -302,6 +335,20 @@ pub(super) fn apply_all_with(
     journal.finish();
     tracing::debug!(applied = planned.len(), "overlay applied");
     report(planned.into_iter().map(|p| (p.key, Ok(()))).collect())
+}
+
+/// Every planned file written to its temporary file, then all made durable at once; on
+/// failure, the file that failed (`None`: the batch's fsync) and why.
+fn stage_all(planned: &[Planned]) -> Result<Vec<Staged>, (Option<usize>, std::io::Error)> {
+    let staged = planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            saki_tools::atomic::stage(&p.target, &p.bytes, p.mode).map_err(|e| (Some(i), e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    saki_tools::atomic::sync_staged(&staged).map_err(|e| (None, e))?;
+    Ok(staged)
 }
 
 fn report(files: Vec<(PathBuf, Result<(), ApplyError>)>) -> ApplyReport {
@@ -351,9 +398,22 @@ fn check(workspace: &Workspace, target: &Path, original: &Original) -> Result<()
     }
 }
 
-/// Checked again right before the write (the tree may have changed since the plan),
-/// then written with `saki_tools::atomic`'s one atomic write (temporary file beside it,
-/// fsync, rename; the target's permissions are kept, a new file gets the overlay file's).
+/// Checked again right before the rename (the tree may have changed since the plan),
+/// then its temporary file, already durable, is renamed over it.
+pub(super) fn commit_one(
+    workspace: &Workspace,
+    p: &Planned,
+    staged: Staged,
+) -> Result<(), ApplyError> {
+    check(workspace, &p.target, &p.original)?;
+    staged
+        .commit()
+        .map_err(|e| ApplyError::Io(format!("{}: {e}", p.target.display())))
+}
+
+/// One file checked and written on its own with `saki_tools::atomic` (temporary file,
+/// fsync, rename): what an apply does to each file, one at a time.
+#[cfg(test)]
 pub(super) fn write_one(workspace: &Workspace, p: &Planned) -> Result<(), ApplyError> {
     check(workspace, &p.target, &p.original)?;
     saki_tools::atomic::write_atomic_mode(&p.target, &p.bytes, p.mode)

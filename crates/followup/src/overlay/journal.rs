@@ -183,6 +183,18 @@ impl Journal {
         }
     }
 
+    /// Removes the directories the apply created for new files it did not write, while
+    /// they are empty (after a failure, once their temporary files are gone).
+    pub(super) fn remove_created_dirs(&self) {
+        for entry in &self.entries {
+            if let Before::Absent { created_dirs } = &entry.before {
+                if !self.root.join(entry.key.path()).exists() {
+                    remove_empty(&self.root, created_dirs);
+                }
+            }
+        }
+    }
+
     /// The apply is over: the journal is removed (durably, so a power cut cannot bring
     /// it back and roll back a finished apply).
     pub(super) fn finish(self) {

@@ -1,7 +1,7 @@
 //! All-or-none apply: a write failing midway restores what was written, and a journal a
 //! killed process left is rolled back.
 
-use super::apply::{apply_all_with, plan_one, write_one, Planned};
+use super::apply::{apply_all_with, commit_one, plan_one, write_one, Planned};
 use super::journal::{recover, Journal};
 use super::tests::{fixture, overlay, Fixture};
 use super::*;
@@ -50,11 +50,11 @@ fn a_write_failing_midway_restores_what_was_written() {
     let o = three_writes(&f);
     let journal_dir = f.base.join("journal");
     let ws = o.workspace().clone();
-    let fail_last = |p: &Planned| {
+    let fail_last = |p: &Planned, staged| {
         if p.key == Path::new("src/app.rs") {
             Err(ApplyError::Io("disk full".into()))
         } else {
-            write_one(&ws, p)
+            commit_one(&ws, p, staged)
         }
     };
     let report = apply_all_with(
@@ -77,6 +77,67 @@ fn a_write_failing_midway_restores_what_was_written() {
     assert!(report.wrote_nothing());
     assert_originals(&f);
     assert!(journals(&journal_dir).is_empty(), "journal removed");
+    assert!(temp_files(&f.root).is_empty() && temp_files(&f.root.join("src")).is_empty());
+}
+
+/// saki's temporary files in `dir`.
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    journals(dir)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(".saki-"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_file_is_staged_before_the_first_rename() {
+    let f = fixture();
+    let o = three_writes(&f);
+    let journal_dir = f.base.join("journal");
+    let ws = o.workspace().clone();
+    let renamed = std::cell::Cell::new(0);
+    let check_then_commit = |p: &Planned, staged| {
+        if renamed.get() == 0 {
+            // Before any rename: the journal is on disk, every file waits in a
+            // temporary file beside its target, and every target is as it was.
+            assert_eq!(journals(&journal_dir).len(), 1);
+            for dir in ["docs/a", "", "src"] {
+                assert_eq!(temp_files(&f.root.join(dir)).len(), 1, "{dir}");
+            }
+            assert_originals_but_new_dirs(&f);
+        }
+        renamed.set(renamed.get() + 1);
+        commit_one(&ws, p, staged)
+    };
+    let report = apply_all_with(
+        &ws,
+        o.root(),
+        o.dir(),
+        &o.lock(),
+        Some(&journal_dir),
+        &check_then_commit,
+    );
+    assert!(report.is_complete());
+    assert_eq!(renamed.get(), 3);
+    for dir in ["docs/a", "", "src"] {
+        assert!(temp_files(&f.root.join(dir)).is_empty(), "{dir}");
+    }
+    assert!(journals(&journal_dir).is_empty());
+}
+
+/// The originals, where the new file's directories may already exist.
+fn assert_originals_but_new_dirs(f: &Fixture) {
+    assert!(!f.root.join("docs/a/new.md").exists());
+    assert_eq!(
+        fs::read_to_string(f.root.join("run.sh")).unwrap(),
+        "#!/bin/sh\n"
+    );
+    assert_eq!(
+        fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
+        "fn main() {}\n"
+    );
 }
 
 #[test]
