@@ -198,12 +198,16 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
             &["write_file", "edit", "delete_file"],
         ))
         .chain(pick(&workspace, &["shell"]))
-        .chain([
-            // Reads directories with blocking calls, like the real `ls`.
-            saki_tools::blocking::off_runtime(Arc::new(OverlayLs::new(overlay.clone()))),
-            Arc::new(OverlayGlob::new(overlay.clone())),
-            Arc::new(OverlayGrep::new(overlay)),
-        ]);
+        .chain({
+            // Run and capped as the real ones are (`ls` off the runtime threads).
+            let cap = workspace.output_cap();
+            let views: [Arc<dyn Tool>; 3] = [
+                Arc::new(OverlayLs::new(overlay.clone())),
+                Arc::new(OverlayGlob::new(overlay.clone())),
+                Arc::new(OverlayGrep::new(overlay)),
+            ];
+            views.map(|tool| saki_tools::capped::wrap(tool, cap))
+        });
     let mut server = ToolServer::new();
     for tool in tools {
         // Names are distinct by construction.

@@ -331,13 +331,8 @@ impl Speculator {
         let mut guard = LoopGuard::new();
         for turn in 0..MAX_SPECULATION_TURNS {
             let mut request = params.fork_request(&self.model, items);
-            if turn == 0
-                && self.first_tool_call_required
-                && self.tool_call_recovery
-                && !request.tools.is_empty()
-            {
-                request.response_schema =
-                    Some(saki_llm_worker::first_call::call_schema(&request.tools));
+            if turn == 0 && self.first_tool_call_required && self.tool_call_recovery {
+                saki_llm_worker::first_call::require_call(&mut request);
             }
             let response = match responder
                 .respond(&self.client, &request, cancel.clone())

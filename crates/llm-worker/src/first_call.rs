@@ -10,8 +10,15 @@
 //! through text-call recovery ([`crate::recovery`]), which this needs. The tool list,
 //! and so the cached prompt prefix, is the same as for every other request.
 
-use saki_llm_client::{ResponseSchema, ToolDefinition};
+use saki_llm_client::{Request, ResponseSchema, ToolDefinition};
 use serde_json::{json, Value};
+
+/// Makes `request` ask for a call to one of its tools (nothing when it offers none).
+pub fn require_call(request: &mut Request) {
+    if !request.tools.is_empty() {
+        request.response_schema = Some(call_schema(&request.tools));
+    }
+}
 
 /// The schema of one call to any of `tools`: one alternative per tool, its name fixed.
 pub fn call_schema(tools: &[ToolDefinition]) -> ResponseSchema {

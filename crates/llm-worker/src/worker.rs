@@ -342,9 +342,8 @@ impl Worker {
             if requests == 1
                 && self.config.first_tool_call_required
                 && self.config.tool_call_recovery
-                && !request.tools.is_empty()
             {
-                request.response_schema = Some(crate::first_call::call_schema(&request.tools));
+                crate::first_call::require_call(&mut request);
             }
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
                 if !loop_reported {

@@ -49,30 +49,13 @@ pub struct FileListing {
 }
 
 impl FileListing {
-    /// The workspace's files as `git ls-files` would see them (gitignore respected,
-    /// hidden entries skipped), at most three directories deep.
+    /// The workspace's files ([`saki_tools::suggest::workspace_files`]), at most three
+    /// directories deep.
     pub fn gather(root: &Path) -> Self {
-        let mut all: Vec<(usize, String)> = ignore::WalkBuilder::new(root)
-            .max_depth(Some(3))
-            .build()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .take(COUNTED_FILES_MAX)
-            .filter_map(|e| {
-                let relative = e.path().strip_prefix(root).ok()?.display().to_string();
-                (!relative.chars().any(char::is_control)).then(|| (e.depth(), relative))
-            })
-            .collect();
-        all.sort();
-        let more = all.len().saturating_sub(LISTED_FILES_MAX);
-        Self {
-            shown: all
-                .into_iter()
-                .take(LISTED_FILES_MAX)
-                .map(|(_, p)| p)
-                .collect(),
-            more,
-        }
+        let mut shown = saki_tools::suggest::workspace_files(root, 3, COUNTED_FILES_MAX);
+        let more = shown.len().saturating_sub(LISTED_FILES_MAX);
+        shown.truncate(LISTED_FILES_MAX);
+        Self { shown, more }
     }
 
     fn line(&self) -> Option<String> {

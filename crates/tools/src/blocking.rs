@@ -5,62 +5,31 @@
 //! (short) work on the pool: a write then lands whole, never half.
 
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
-use serde_json::Value;
 use std::sync::Arc;
 
 /// Built-in tools that do not block a runtime thread: `shell` waits on its process
 /// asynchronously, `glob` and `grep` walk on the blocking pool themselves. Every other
-/// built-in tool is wrapped in [`OffRuntime`].
+/// built-in tool runs through [`execute`] (see [`crate::capped::wrap`]).
 pub const ASYNC_TOOLS: &[&str] = &["shell", "glob", "grep"];
 
-/// Runs the wrapped tool's `execute` on tokio's blocking pool.
-pub struct OffRuntime {
-    inner: Arc<dyn Tool>,
-}
-
-impl OffRuntime {
-    pub fn new(inner: Arc<dyn Tool>) -> Self {
-        Self { inner }
-    }
-}
-
-/// `tool`, run on the blocking pool.
-pub fn off_runtime(tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
-    Arc::new(OffRuntime::new(tool))
-}
-
-#[async_trait::async_trait]
-impl Tool for OffRuntime {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn rank(&self) -> u32 {
-        self.inner.rank()
-    }
-    fn description(&self) -> &str {
-        self.inner.description()
-    }
-    fn input_schema(&self) -> Value {
-        self.inner.input_schema()
-    }
-    async fn execute(
-        &self,
-        input: &str,
-        ctx: ToolExecutionContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return self.inner.execute(input, ctx).await;
-        };
-        let (inner, input) = (Arc::clone(&self.inner), input.to_owned());
-        // The future is driven on a blocking-pool thread, inside the runtime's context (a
-        // tool may still use tokio there).
-        let job = tokio::task::spawn_blocking(move || handle.block_on(inner.execute(&input, ctx)));
-        match job.await {
-            Ok(result) => result,
-            // A panic stays the call's panic: the batch turns it into the call's error.
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(ToolError::Failed(format!("the call was stopped: {e}"))),
-        }
+/// `inner.execute(input, ctx)`, run on tokio's blocking pool (inline outside a runtime).
+pub async fn execute(
+    inner: &Arc<dyn Tool>,
+    input: &str,
+    ctx: ToolExecutionContext,
+) -> Result<ToolOutput, ToolError> {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return inner.execute(input, ctx).await;
+    };
+    let (inner, input) = (Arc::clone(inner), input.to_owned());
+    // The future is driven on a blocking-pool thread, inside the runtime's context (a
+    // tool may still use tokio there).
+    let job = tokio::task::spawn_blocking(move || handle.block_on(inner.execute(&input, ctx)));
+    match job.await {
+        Ok(result) => result,
+        // A panic stays the call's panic: the batch turns it into the call's error.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(ToolError::Failed(format!("the call was stopped: {e}"))),
     }
 }
 
@@ -68,6 +37,7 @@ impl Tool for OffRuntime {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::Value;
     use std::sync::{Condvar, Mutex};
     use std::time::Duration;
 
@@ -120,11 +90,14 @@ mod tests {
     /// threads of their own.
     #[tokio::test(flavor = "current_thread")]
     async fn blocking_calls_of_one_batch_run_in_parallel() {
-        let tool = off_runtime(Arc::new(Rendezvous {
-            parties: 3,
-            inside: Mutex::new(0),
-            all_in: Condvar::new(),
-        }));
+        let tool = crate::capped::wrap(
+            Arc::new(Rendezvous {
+                parties: 3,
+                inside: Mutex::new(0),
+                all_in: Condvar::new(),
+            }),
+            usize::MAX,
+        );
         let (a, b, c) = tokio::join!(
             tool.execute("{}", ctx(0)),
             tool.execute("{}", ctx(1)),
@@ -155,7 +128,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_panic_stays_the_calls_panic() {
-        let tool = off_runtime(Arc::new(Panics));
+        let tool = crate::capped::wrap(Arc::new(Panics), usize::MAX);
         let call = tokio::spawn(async move { tool.execute("{}", ctx(0)).await });
         assert!(call.await.unwrap_err().is_panic());
     }

@@ -1,7 +1,9 @@
-//! The last word on output size: whatever a tool returns, the model sees at most the
-//! workspace's output cap (`tool_output_max_bytes`). Tools that can cut more usefully
-//! (`read_file` by lines, `shell` head and tail) do so below the cap themselves; this
-//! catches the rest (`grep`, `ls`, `glob` lists of long lines) with a notice.
+//! How every built-in tool runs ([`wrap`]): off the runtime threads when its work is
+//! blocking file-system calls ([`crate::blocking`]), and with the last word on output
+//! size: whatever a tool returns, the model sees at most the workspace's output cap
+//! (`tool_output_max_bytes`). Tools that can cut more usefully (`read_file` by lines,
+//! `shell` head and tail) do so below the cap themselves; this catches the rest (`grep`,
+//! `ls`, `glob` lists of long lines) with a notice.
 
 use crate::common::prefix_at_boundary;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
@@ -11,12 +13,19 @@ use std::sync::Arc;
 pub struct Capped {
     inner: Arc<dyn Tool>,
     cap: usize,
+    /// Run on the blocking pool (every tool but [`crate::blocking::ASYNC_TOOLS`]).
+    blocking: bool,
 }
 
-impl Capped {
-    pub fn new(inner: Arc<dyn Tool>, cap: usize) -> Self {
-        Self { inner, cap }
-    }
+/// `tool` as a built-in runs: its output capped at `cap` bytes, and on the blocking pool
+/// unless it is one of [`crate::blocking::ASYNC_TOOLS`].
+pub fn wrap(tool: Arc<dyn Tool>, cap: usize) -> Arc<dyn Tool> {
+    let blocking = !crate::blocking::ASYNC_TOOLS.contains(&tool.name());
+    Arc::new(Capped {
+        inner: tool,
+        cap,
+        blocking,
+    })
 }
 
 /// Room for the notices that tools which cut their own output add past the cap ("use
@@ -25,7 +34,7 @@ const NOTICE_ROOM: usize = 512;
 
 /// `content` cut at `cap` bytes (on a line end when one is near), with a notice.
 pub fn cap_output(content: String, cap: usize) -> String {
-    if content.len() <= cap + NOTICE_ROOM {
+    if content.len() <= cap.saturating_add(NOTICE_ROOM) {
         return content;
     }
     let head = prefix_at_boundary(&content, cap);
@@ -59,7 +68,11 @@ impl Tool for Capped {
         input: &str,
         ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
-        let mut output = self.inner.execute(input, ctx).await?;
+        let mut output = if self.blocking {
+            crate::blocking::execute(&self.inner, input, ctx).await?
+        } else {
+            self.inner.execute(input, ctx).await?
+        };
         output.content = cap_output(std::mem::take(&mut output.content), self.cap);
         Ok(output)
     }

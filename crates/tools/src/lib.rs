@@ -67,11 +67,7 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
     ];
     tools
         .into_iter()
-        .map(|tool| match blocking::ASYNC_TOOLS.contains(&tool.name()) {
-            true => tool,
-            false => blocking::off_runtime(tool),
-        })
-        .map(|tool| Arc::new(capped::Capped::new(tool, cap)) as Arc<dyn Tool>)
+        .map(|tool| capped::wrap(tool, cap))
         .collect()
 }
 

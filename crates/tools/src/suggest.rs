@@ -29,7 +29,7 @@ pub fn scope_failure(workspace: &Workspace, requested: &str, err: ScopeError) ->
 
 /// "Did you mean …?" or the whole (small) workspace; `None` when nothing fits.
 fn hint(workspace: &Workspace, requested: &str) -> Option<String> {
-    let files = workspace_files(workspace.root());
+    let files = workspace_files(workspace.root(), 6, WALK_LIMIT);
     if files.is_empty() {
         return None;
     }
@@ -51,24 +51,24 @@ fn hint(workspace: &Workspace, requested: &str) -> Option<String> {
     (!names.is_empty()).then(|| format!("Did you mean: {}?", names.join(", ")))
 }
 
-/// Relative paths of the workspace's files (gitignore respected, hidden files skipped),
-/// sorted, at most [`WALK_LIMIT`].
-fn workspace_files(root: &Path) -> Vec<String> {
-    let mut files: Vec<String> = ignore::WalkBuilder::new(root)
-        .max_depth(Some(6))
+/// Relative paths of the files under `root` as `git ls-files` would see them (gitignore
+/// respected, hidden entries and names with control characters skipped), at most
+/// `max_depth` directories deep and `limit` files, shallowest first, then by name.
+/// Shared with the system prompt's file listing.
+pub fn workspace_files(root: &Path, max_depth: usize, limit: usize) -> Vec<String> {
+    let mut files: Vec<(usize, String)> = ignore::WalkBuilder::new(root)
+        .max_depth(Some(max_depth))
         .build()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .take(WALK_LIMIT)
+        .take(limit)
         .filter_map(|e| {
-            e.path()
-                .strip_prefix(root)
-                .ok()
-                .map(|p| p.display().to_string())
+            let relative = e.path().strip_prefix(root).ok()?.display().to_string();
+            (!relative.chars().any(char::is_control)).then(|| (e.depth(), relative))
         })
         .collect();
     files.sort();
-    files
+    files.into_iter().map(|(_, path)| path).collect()
 }
 
 fn file_name(path: &str) -> String {
