@@ -63,7 +63,10 @@ impl FileListing {
             return None;
         }
         let mut line = format!("Files at session start: {}", self.shown.join(", "));
-        if self.more > 0 {
+        if self.more + LISTED_FILES_MAX >= COUNTED_FILES_MAX {
+            // The walk stopped counting: the number is a floor.
+            line.push_str(&format!(" (and more than {} more)", self.more));
+        } else if self.more > 0 {
             line.push_str(&format!(" (and {} more)", self.more));
         }
         Some(line)
@@ -250,6 +253,11 @@ mod tests {
         assert_eq!(listing.shown[0], "README.md");
         assert_eq!(listing.more, 3);
         assert_eq!(FileListing::default().line(), None);
+        let huge = FileListing {
+            shown: vec!["a".into()],
+            more: COUNTED_FILES_MAX - LISTED_FILES_MAX,
+        };
+        assert!(huge.line().unwrap().ends_with(" (and more than 9960 more)"));
     }
 
     #[test]
