@@ -33,12 +33,14 @@ impl Worker {
             .map(|c| call_key(&c.name, &c.arguments))
             .collect();
         let mut cancelled = false;
+        // One set for the whole batch, whatever arrives meanwhile.
+        let tools = self.tools.snapshot();
         for (i, call) in calls.iter().enumerate() {
             if cancel.is_cancelled() {
                 cancelled = true;
                 break;
             }
-            let checked = match self.tools.check_arguments(&call.name, &call.arguments) {
+            let checked = match tools.check_arguments(&call.name, &call.arguments) {
                 Ok(checked) => checked,
                 Err(e) => {
                     results[i] = Some((e.to_string(), ToolResultStatus::Error));
@@ -118,7 +120,7 @@ impl Worker {
                 name: call.name.clone(),
                 ctx: call.ctx.clone(),
             });
-            let tools = Arc::clone(&self.tools);
+            let tools = Arc::clone(&tools);
             // The checked (repaired) arguments, not the model's bytes.
             let args = inputs[i].take().unwrap_or_else(|| call.arguments.clone());
             let (name, ctx) = (call.name.clone(), call.ctx.clone());

@@ -18,6 +18,7 @@ pub mod responder;
 pub mod schema;
 pub mod timeline;
 pub mod tool;
+pub mod tool_set;
 pub mod worker;
 
 pub use background::{BackgroundBreakdown, BackgroundKind, BackgroundUsage, TokenCount};
@@ -39,4 +40,5 @@ pub use timeline::Timeline;
 pub use tool::{
     ArgumentError, Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer, ToolServerError,
 };
+pub use tool_set::SharedTools;
 pub use worker::{Observer, TurnOutcome, TurnStatus, Worker, WorkerConfig, WorkerEvent};

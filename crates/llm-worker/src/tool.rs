@@ -113,6 +113,14 @@ impl ToolServer {
         Ok(())
     }
 
+    /// Removes the tools named `names`; returns how many were registered.
+    pub fn remove(&mut self, names: &[String]) -> usize {
+        names
+            .iter()
+            .filter(|name| self.tools.remove(name.as_str()).is_some())
+            .count()
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
     }

@@ -22,6 +22,7 @@ use crate::loop_guard::LoopGuard;
 use crate::responder::{AssistantResponse, Responder};
 use crate::timeline::Timeline;
 use crate::tool::{ToolExecutionContext, ToolServer};
+use crate::tool_set::SharedTools;
 use saki_llm_client::ToolChoice;
 use saki_llm_client::{
     CancellationToken, Client, ClientError, ContentPart, ErrorEvent, Request, ResponseStatus,
@@ -123,7 +124,8 @@ pub struct TurnOutcome {
 
 pub struct Worker {
     client: Client,
-    tools: Arc<ToolServer>,
+    /// Read once per request (see [`SharedTools`]).
+    tools: SharedTools,
     interceptors: Vec<Arc<dyn Interceptor>>,
     history: Vec<Item>,
     responder: Responder,
@@ -140,7 +142,7 @@ impl Worker {
     pub fn new(client: Client, tools: Arc<ToolServer>, config: WorkerConfig) -> Self {
         Self {
             client,
-            tools,
+            tools: SharedTools::from_arc(tools),
             interceptors: Vec::new(),
             history: Vec::new(),
             responder: Responder::new(),
@@ -151,6 +153,17 @@ impl Worker {
             last_report: None,
             durability: None,
         }
+    }
+
+    /// Offers the tools of `tools` from the next request on; whoever holds a clone may
+    /// add or remove tools while the session runs (MCP servers connecting late).
+    pub fn set_shared_tools(&mut self, tools: SharedTools) {
+        self.tools = tools;
+    }
+
+    /// The handle to the tool set this Worker offers.
+    pub fn shared_tools(&self) -> SharedTools {
+        self.tools.clone()
     }
 
     /// How to wait for committed items to be durable; awaited before every request and
