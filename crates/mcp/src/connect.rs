@@ -1,0 +1,288 @@
+//! Connecting to one server: start it (stdio) or reach it (streamable HTTP), run the
+//! MCP handshake and list its tools.
+//!
+//! A stdio server runs in a process group of its own, so the terminal's Ctrl+C (meant
+//! to cancel a turn) does not kill it, with only [`INHERITED_ENV`] of saki's
+//! environment (API keys stay out) plus its `env`. Its stderr is kept (the last lines)
+//! to say why it failed; it never reaches the terminal the UI draws on.
+
+use crate::config::{ServerConfig, Transport, INHERITED_ENV};
+use crate::http::HttpClient;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Lines of a server's stderr kept for error messages.
+const STDERR_LINES: usize = 12;
+/// Longest stderr line kept.
+const STDERR_LINE_MAX: usize = 300;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("the environment variable {0} (bearer_token_env_var) is not set")]
+    MissingToken(String),
+    #[error("invalid header `{0}`")]
+    Header(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    #[error("listing its tools failed: {0}")]
+    ListTools(String),
+}
+
+/// The running process of a stdio server.
+pub struct Process {
+    child: Mutex<Child>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Process {
+    /// How the process ended, if it has, and the last lines it wrote to stderr.
+    pub fn exit_report(&self) -> Option<String> {
+        let status = self
+            .child
+            .lock()
+            .ok()
+            .and_then(|mut c| c.try_wait().ok().flatten());
+        let tail = self.stderr_tail();
+        match (status, tail.is_empty()) {
+            (None, true) => None,
+            (None, false) => Some(format!("its stderr ends: {tail}")),
+            (Some(status), true) => Some(format!("it {}", exit_text(status))),
+            (Some(status), false) => {
+                Some(format!("it {}; its stderr ends: {tail}", exit_text(status)))
+            }
+        }
+    }
+
+    /// Waits a moment for a process that is ending to end, so its report is complete.
+    pub async fn settle(&self) {
+        for _ in 0..25 {
+            let exited = self
+                .child
+                .lock()
+                .map_or(true, |mut c| !matches!(c.try_wait(), Ok(None)));
+            if exited {
+                // Its last stderr lines are read by now, or a moment later.
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|lines| lines.iter().cloned().collect::<Vec<_>>().join(" | "))
+            .unwrap_or_default()
+    }
+
+    /// Stops the server and whatever it started (its whole process group).
+    pub fn kill(&self) {
+        if let Ok(mut child) = self.child.lock() {
+            if let Some(id) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                // The group first: `npx` and shells leave their children behind.
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(id),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = child.start_kill();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn exit_text(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "exited".to_owned(),
+    }
+}
+
+/// A connected server.
+pub struct Connection {
+    pub service: RunningService<RoleClient, ClientConfig>,
+    pub tools: Vec<rmcp::model::Tool>,
+    pub process: Option<Arc<Process>>,
+}
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("saki", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Connects to `config` (named `name`, for messages); `workspace` is where a stdio
+/// server runs unless `cwd` says otherwise. No timeout here: the caller bounds it, and
+/// dropping the future stops whatever was started.
+pub async fn connect(
+    name: &str,
+    config: &ServerConfig,
+    workspace: &Path,
+) -> Result<Connection, ConnectError> {
+    let (service, process) = match config.transport()? {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let (child, stdout, stdin, stderr) =
+                spawn(name, &command, &args, &env, cwd.as_deref(), workspace)?;
+            let process = Arc::new(Process {
+                child: Mutex::new(child),
+                stderr,
+            });
+            let service = match client_info().serve((stdout, stdin)).await {
+                Ok(service) => service,
+                Err(e) => {
+                    // A server that failed at start usually exits: say how.
+                    process.settle().await;
+                    return Err(ConnectError::Handshake(with_report(
+                        e.to_string(),
+                        Some(&process),
+                    )));
+                }
+            };
+            (service, Some(process))
+        }
+        Transport::Http {
+            url,
+            bearer_token_env_var,
+            headers,
+        } => {
+            let mut transport = StreamableHttpClientTransportConfig::with_uri(url);
+            if let Some(var) = bearer_token_env_var {
+                let token = std::env::var(&var)
+                    .ok()
+                    .filter(|t| !t.is_empty())
+                    .ok_or(ConnectError::MissingToken(var))?;
+                transport = transport.auth_header(token);
+            }
+            let mut custom = HashMap::new();
+            for (key, value) in headers {
+                let name = http::HeaderName::from_bytes(key.as_bytes())
+                    .map_err(|_| ConnectError::Header(key.clone()))?;
+                let value = http::HeaderValue::from_str(&value)
+                    .map_err(|_| ConnectError::Header(key.clone()))?;
+                custom.insert(name, value);
+            }
+            let client = reqwest::Client::builder()
+                .build()
+                .map_err(|e| ConnectError::Client(e.to_string()))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                HttpClient(client),
+                transport.custom_headers(custom),
+            );
+            let service = client_info()
+                .serve(transport)
+                .await
+                .map_err(|e| ConnectError::Handshake(e.to_string()))?;
+            (service, None)
+        }
+    };
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| ConnectError::ListTools(with_report(e.to_string(), process.as_deref())))?;
+    Ok(Connection {
+        service,
+        tools,
+        process,
+    })
+}
+
+/// `error`, followed by how the process ended when it did.
+pub fn with_report(error: String, process: Option<&Process>) -> String {
+    match process.and_then(Process::exit_report) {
+        Some(report) => format!("{error} ({report})"),
+        None => error,
+    }
+}
+
+type Spawned = (
+    Child,
+    tokio::process::ChildStdout,
+    tokio::process::ChildStdin,
+    Arc<Mutex<VecDeque<String>>>,
+);
+
+fn spawn(
+    name: &str,
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&Path>,
+    workspace: &Path,
+) -> Result<Spawned, ConnectError> {
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(
+            INHERITED_ENV
+                .iter()
+                .filter_map(|k| Some((*k, std::env::var_os(k)?))),
+        )
+        .envs(env)
+        .current_dir(cwd.map_or_else(|| workspace.to_path_buf(), |c| workspace.join(c)))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawn_error = |source| ConnectError::Spawn {
+        command: command.to_owned(),
+        source,
+    };
+    let mut child = cmd.spawn().map_err(spawn_error)?;
+    let missing = || spawn_error(std::io::Error::other("no pipe to the process"));
+    let stdout = child.stdout.take().ok_or_else(missing)?;
+    let stdin = child.stdin.take().ok_or_else(missing)?;
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(stderr) = child.stderr.take() {
+        let (tail, server) = (tail.clone(), name.to_owned());
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(server, line, "MCP server stderr");
+                let line: String = line.trim().chars().take(STDERR_LINE_MAX).collect();
+                if line.is_empty() {
+                    continue;
+                }
+                if let Ok(mut tail) = tail.lock() {
+                    if tail.len() == STDERR_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            }
+        });
+    }
+    Ok((child, stdout, stdin, tail))
+}

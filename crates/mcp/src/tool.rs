@@ -1,0 +1,160 @@
+//! One MCP tool as a saki [`Tool`]: `mcp__<server>__<tool>` with the server's schema.
+//!
+//! A call is bounded by the server's `tool_timeout_sec`. When the Worker stops waiting
+//! (the person cancelled, or the timeout passed) it drops the call's future, and rmcp
+//! then sends the server `notifications/cancelled` for the request. A server that
+//! crashed, or answers with an error, gives the call an error result: the session goes on.
+
+use crate::config::ApprovalSetting;
+use crate::connect::{with_report, Process};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, ServiceError};
+use rmcp::Peer;
+use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the approval policy needs to know about an MCP tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// The server's name in config.
+    pub server: String,
+    /// The tool's own name on that server.
+    pub tool: String,
+    /// The server annotates the tool `readOnlyHint: true`.
+    pub read_only_hint: bool,
+    /// The server's `approval` setting.
+    pub approval: ApprovalSetting,
+    /// The server comes from the global config or a trusted workspace.
+    pub trusted: bool,
+}
+
+/// A connected server as its tools reach it.
+pub(crate) struct ServerLink {
+    pub name: String,
+    pub peer: Peer<RoleClient>,
+    pub tool_timeout: Duration,
+    pub process: Option<Arc<Process>>,
+}
+
+pub struct McpTool {
+    exposed: String,
+    description: String,
+    schema: Value,
+    info: ToolInfo,
+    link: Arc<ServerLink>,
+}
+
+impl McpTool {
+    pub(crate) fn new(
+        exposed: String,
+        tool: &rmcp::model::Tool,
+        info: ToolInfo,
+        link: Arc<ServerLink>,
+    ) -> Self {
+        let description = tool
+            .description
+            .as_deref()
+            .or(tool.title.as_deref())
+            .unwrap_or("")
+            .to_owned();
+        let mut schema = Value::Object(tool.input_schema.as_ref().clone());
+        // Every protocol wants an object schema; some servers leave out the type.
+        if let Value::Object(map) = &mut schema {
+            map.entry("type")
+                .or_insert_with(|| Value::String("object".into()));
+        }
+        Self {
+            exposed,
+            description,
+            schema,
+            info,
+            link,
+        }
+    }
+
+    pub fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn failure(&self, e: ServiceError) -> ToolError {
+        let server = &self.link.name;
+        let closed = matches!(
+            e,
+            ServiceError::TransportClosed | ServiceError::TransportSend(_)
+        );
+        if let Some(process) = self.link.process.as_deref().filter(|_| closed) {
+            // Crashed: let it finish ending, so the result says how it ended.
+            process.settle().await;
+        }
+        ToolError::Failed(match e {
+            ServiceError::McpError(error) => {
+                format!(
+                    "the MCP server `{server}` refused the call: {}",
+                    error.message
+                )
+            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => with_report(
+                format!(
+                    "the MCP server `{server}` is not running (it closed the connection), so \
+                     `{}` did not run to the end; its other tools will fail the same way",
+                    self.info.tool
+                ),
+                self.link.process.as_deref(),
+            ),
+            other => format!("the call to the MCP server `{server}` failed: {other}"),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.exposed
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    async fn execute(
+        &self,
+        input_json: &str,
+        _ctx: ToolExecutionContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let arguments = match serde_json::from_str::<Value>(input_json) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(ToolError::InvalidInput(format!(
+                    "expected a JSON object, got {other}"
+                )))
+            }
+            Err(e) => return Err(ToolError::InvalidInput(e.to_string())),
+        };
+        let params = CallToolRequestParams::new(self.info.tool.clone()).with_arguments(arguments);
+        let call = self.link.peer.call_tool(params);
+        // On timeout the call future is dropped, which cancels the request server-side.
+        let result = match tokio::time::timeout(self.link.tool_timeout, call).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => return Err(self.failure(e).await),
+            Err(_) => {
+                return Err(ToolError::Failed(format!(
+                    "the MCP server `{}` did not answer within {} s (tool_timeout_sec); the \
+                     call was cancelled",
+                    self.link.name,
+                    self.link.tool_timeout.as_secs_f64()
+                )))
+            }
+        };
+        let (text, is_error) = crate::convert::result_text(&result);
+        if is_error {
+            return Err(ToolError::Failed(text));
+        }
+        Ok(ToolOutput::new(text).with_summary(format!("MCP {}", self.link.name)))
+    }
+}

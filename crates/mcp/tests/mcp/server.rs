@@ -1,0 +1,199 @@
+//! A small MCP server written with rmcp: over stdio (this test binary run again with
+//! `SAKI_MCP_TEST_SERVER` set) or over streamable HTTP (in process).
+//!
+//! Tools: `echo {text}` (read-only), `add {a, b}` (structured content), `slow {ms}`
+//! (waits; records a cancellation), `crash` (the process exits mid-call), `fail` (an
+//! error result), `image`, and `a.b` / `a_b` (names that clean to the same).
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The variable that turns the test binary into a stdio server: `stdio` serves,
+/// `hang` never answers, `exit` fails at start.
+pub const MODE_VAR: &str = "SAKI_MCP_TEST_SERVER";
+/// A file the stdio server appends `cancelled` lines to.
+pub const LOG_VAR: &str = "SAKI_MCP_TEST_LOG";
+
+#[derive(Clone, Default)]
+pub struct TestServer {
+    /// What the server saw cancelled (the in-process server).
+    pub cancelled: Arc<Mutex<Vec<String>>>,
+}
+
+fn schema(value: Value) -> Arc<serde_json::Map<String, Value>> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::default(),
+    }
+}
+
+fn tools() -> Vec<Tool> {
+    let text = schema(
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    );
+    let numbers = schema(
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+    );
+    let ms = schema(json!({"type": "object", "properties": {"ms": {"type": "integer"}}}));
+    let none = schema(json!({"type": "object", "properties": {}}));
+    vec![
+        Tool::new("echo", "Echoes the text back", text)
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+        Tool::new("add", "Adds two numbers", numbers),
+        Tool::new("slow", "Waits ms milliseconds", ms),
+        Tool::new("crash", "Exits the server mid-call", none.clone()),
+        Tool::new("fail", "Always fails", none.clone()),
+        Tool::new("image", "Returns an image", none.clone()),
+        Tool::new("a.b", "Named a.b", none.clone()),
+        // No type: the client adds `"type": "object"`.
+        Tool::new("a_b", "Named a_b", Arc::new(serde_json::Map::new())),
+    ]
+}
+
+fn text(t: impl Into<String>) -> Result<CallToolResponse, McpError> {
+    Ok(CallToolResult::success(vec![ContentBlock::text(t)]).into())
+}
+
+impl TestServer {
+    fn record_cancel(&self, what: &str) {
+        if let Ok(mut list) = self.cancelled.lock() {
+            list.push(what.to_owned());
+        }
+        if let Ok(path) = std::env::var(LOG_VAR) {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = writeln!(f, "cancelled {what}");
+            }
+        }
+    }
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        match request.name.as_ref() {
+            "echo" => text(args["text"].as_str().unwrap_or_default()),
+            "add" => {
+                let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+                Ok(CallToolResult::structured(json!({ "sum": sum })).into())
+            }
+            "slow" => {
+                let ms = args["ms"].as_u64().unwrap_or(10_000);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => text("done waiting"),
+                    _ = context.ct.cancelled() => {
+                        self.record_cancel("slow");
+                        Err(McpError::internal_error("cancelled", None))
+                    }
+                }
+            }
+            "crash" => {
+                eprintln!("test server: crashing on purpose");
+                std::process::exit(3)
+            }
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("it broke")]).into()),
+            "image" => Ok(CallToolResult::success(vec![ContentBlock::image(
+                "aGVsbG8h",
+                "image/png",
+            )])
+            .into()),
+            other => text(format!("this is {other}")),
+        }
+    }
+}
+
+/// Runs the stdio server as `SAKI_MCP_TEST_SERVER` asks.
+pub fn run_stdio(mode: &str) -> std::process::ExitCode {
+    let Ok(runtime) = tokio::runtime::Runtime::new() else {
+        return std::process::ExitCode::FAILURE;
+    };
+    runtime.block_on(async {
+        match mode {
+            "hang" => {
+                tokio::time::sleep(Duration::from_secs(600)).await;
+                std::process::ExitCode::SUCCESS
+            }
+            "exit" => {
+                eprintln!("test server: missing API_TOKEN, giving up");
+                std::process::ExitCode::from(2)
+            }
+            _ => match TestServer::default().serve(rmcp::transport::stdio()).await {
+                Ok(service) => {
+                    let _ = service.waiting().await;
+                    std::process::ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("test server: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            },
+        }
+    })
+}
+
+/// Serves over streamable HTTP on a free local port until the token is cancelled;
+/// returns the endpoint URL and the headers of every request it received.
+pub async fn start_http(
+    server: TestServer,
+    stop: tokio_util::sync::CancellationToken,
+) -> (String, Arc<Mutex<Vec<axum::http::HeaderMap>>>) {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let router =
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    if let Ok(mut seen) = record.lock() {
+                        seen.push(request.headers().clone());
+                    }
+                    next.run(request)
+                },
+            ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    (url, seen)
+}
