@@ -7,7 +7,7 @@ mod common;
 use common::{env_with, events, Env};
 use predicates::prelude::*;
 use saki_testkit::{MockServer, Turn};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn env() -> Env {
     env_with(&[("greeting.txt", "Hello, world!\n")])
@@ -410,11 +410,14 @@ fn at_path_refs_attach_files_and_failures_become_alerts() {
         .as_str()
         .unwrap()
         .contains("outside the workspace"));
-    let body = &server.requests()[0].body;
-    let user = body["messages"][1]["content"].as_str().unwrap();
+    // The placeholders stay in the person's text; the resolved file is a message after it.
+    let messages = server.requests()[0].body["messages"].clone();
     assert_eq!(
-        user,
-        "what does @greeting.txt say? also [unresolved file ref: missing.md] and [unresolved file ref: ../escape.txt]\n\n[File: greeting.txt]\nHello, world!\n"
+        messages.as_array().unwrap()[1..],
+        [
+            json!({"role": "user", "content": "what does @greeting.txt say? also [unresolved file ref: missing.md] and [unresolved file ref: ../escape.txt]"}),
+            json!({"role": "user", "content": "[File: greeting.txt]\nHello, world!\n"}),
+        ]
     );
 }
 
@@ -482,11 +485,11 @@ fn add_dir_lets_references_and_tools_reach_another_directory() {
         cmd.assert()
     };
     run(&["--add-dir", other.to_str().unwrap()]).success();
-    let user = server.requests()[0].body["messages"][1]["content"]
+    let file = server.requests()[0].body["messages"][2]["content"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(user.contains("the shared spec"), "{user}");
+    assert!(file.contains("the shared spec"), "{file}");
     run(&["--add-dir", "/nonexistent/dir"])
         .code(2)
         .stderr(predicates::str::contains(

@@ -8,6 +8,9 @@ pub struct Request {
     pub model: String,
     /// The system prompt (instructions). Sent in each provider's dedicated slot.
     pub system: Option<String>,
+    /// The conversation. Several messages of one role in a row are allowed: Chat
+    /// Completions and Responses send them as they are; Anthropic and Gemini, which want
+    /// the roles to alternate, fold them into one message of separate blocks (parts).
     pub messages: Vec<Message>,
     /// Tool definitions, sent in the order given (callers sort them for prefix stability).
     pub tools: Vec<ToolDefinition>,

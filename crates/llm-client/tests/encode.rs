@@ -312,3 +312,96 @@ fn tool_choice_none_keeps_the_tools_and_asks_for_text_in_each_protocol() {
         assert_eq!(wire.encode(&auto)["tools"], body["tools"], "{wire}");
     }
 }
+
+/// A prompt with two `@path` files after an answered turn: three user messages in a row.
+fn prompt_with_two_files() -> Request {
+    Request {
+        model: "m-1".into(),
+        messages: vec![
+            Message::user_text("hi"),
+            Message::assistant_text("hello"),
+            Message::user_text("compare @a.txt and @b.txt"),
+            Message::user_text("[File: a.txt]\nalpha"),
+            Message::user_text("[File: b.txt]\nbeta"),
+        ],
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn referenced_files_stay_apart_from_the_prompt_in_every_protocol() {
+    let prompt = "compare @a.txt and @b.txt";
+    let (a, b) = ("[File: a.txt]\nalpha", "[File: b.txt]\nbeta");
+
+    // Chat Completions: a user message each, in order.
+    let chat = record(WireApi::Chat, &prompt_with_two_files()).await.body;
+    assert_eq!(
+        chat["messages"].as_array().unwrap()[2..],
+        [
+            json!({"role": "user", "content": prompt}),
+            json!({"role": "user", "content": a}),
+            json!({"role": "user", "content": b}),
+        ]
+    );
+
+    // Responses: a user message item each, in order.
+    let responses = record(WireApi::Responses, &prompt_with_two_files())
+        .await
+        .body;
+    let text = |t: &str| json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": t}]});
+    assert_eq!(
+        responses["input"].as_array().unwrap()[2..],
+        [text(prompt), text(a), text(b)]
+    );
+
+    // Anthropic: roles alternate, so one user message with a text block each, in order.
+    let anthropic = record(WireApi::Anthropic, &prompt_with_two_files())
+        .await
+        .body;
+    let messages = anthropic["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[2]["role"], "user");
+    let blocks = messages[2]["content"].as_array().unwrap();
+    let block_texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap()).collect();
+    assert_eq!(block_texts, [prompt, a, b]);
+    assert!(blocks.iter().all(|b| b["type"] == "text"));
+    // The cache breakpoint closes the whole turn, files included.
+    assert_eq!(blocks[2]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(blocks[0].get("cache_control").is_none());
+
+    // Gemini: contents alternate, so one user content with a part each, in order.
+    let gemini = record(WireApi::Gemini, &prompt_with_two_files()).await.body;
+    let contents = gemini["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 3);
+    assert_eq!(contents[2]["role"], "user");
+    assert_eq!(
+        contents[2]["parts"],
+        json!([{"text": prompt}, {"text": a}, {"text": b}])
+    );
+}
+
+#[test]
+fn a_turn_encoded_empty_leaves_no_two_user_messages_side_by_side() {
+    // Unsigned thinking cannot be sent back to Anthropic or Gemini, so that assistant
+    // message encodes to nothing; the user messages around it become one.
+    let mut request = prompt_with_two_files();
+    request.messages[1] = Message {
+        role: Role::Assistant,
+        content: vec![ContentPart::Thinking {
+            text: "hm".into(),
+            signature: None,
+        }],
+    };
+    let anthropic = WireApi::Anthropic.encode(&request);
+    assert_eq!(anthropic["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        anthropic["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    let gemini = WireApi::Gemini.encode(&request);
+    assert_eq!(gemini["contents"].as_array().unwrap().len(), 1);
+    assert_eq!(gemini["contents"][0]["parts"].as_array().unwrap().len(), 4);
+}

@@ -104,20 +104,132 @@ impl Item {
     }
 }
 
-/// Builds request messages from history: consecutive items of one role form one message.
-/// System items travel as user text: several chat templates reject system messages
-/// anywhere but first.
+/// Builds request messages from history. Each `User` and `System` item is a message of
+/// its own: the file-reference spec keeps an `@path` body out of the person's message,
+/// so `[user, file, file]` is three messages, never one text with the files inlined.
+/// The other items join the message before them when it holds their kind: an assistant
+/// response (text, thinking, calls) is one message, and so is a batch of tool results.
+/// System items travel as user messages: several chat templates reject system messages
+/// anywhere but first. Protocols whose turns alternate (Anthropic, Gemini) fold a run of
+/// user messages into one turn of separate blocks or parts (`saki-llm-client`'s README).
 pub fn to_messages(history: &[Item]) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
+    let mut last_kind = None;
     for item in history {
-        let role = item.role();
+        let kind = item.message_kind();
         match messages.last_mut() {
-            Some(last) if last.role == role => last.content.push(item.part()),
+            Some(last) if last_kind == Some(kind) && kind != MessageKind::Standalone => {
+                last.content.push(item.part())
+            }
             _ => messages.push(Message {
-                role,
+                role: item.role(),
                 content: vec![item.part()],
             }),
         }
+        last_kind = Some(kind);
     }
     messages
+}
+
+/// Which items may share one request message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MessageKind {
+    /// A person's prompt or a harness note (`@path` file, summary, loop note).
+    Standalone,
+    Assistant,
+    ToolResults,
+}
+
+impl Item {
+    fn message_kind(&self) -> MessageKind {
+        match self {
+            Item::User { .. } | Item::System { .. } => MessageKind::Standalone,
+            Item::AssistantText { .. } | Item::Thinking { .. } | Item::ToolCall { .. } => {
+                MessageKind::Assistant
+            }
+            Item::ToolResult { .. } => MessageKind::ToolResults,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(message: &Message) -> Vec<&str> {
+        message
+            .content
+            .iter()
+            .filter_map(|p| match p {
+                ContentPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_user_and_system_item_is_its_own_message() {
+        let history = [
+            Item::user("compare @a and @b"),
+            Item::system("[File: a]\nalpha"),
+            Item::system("[File: b]\nbeta"),
+            Item::AssistantText { text: "ok".into() },
+        ];
+        let messages = to_messages(&history);
+        let shape: Vec<(Role, Vec<&str>)> = messages.iter().map(|m| (m.role, texts(m))).collect();
+        assert_eq!(
+            shape,
+            [
+                (Role::User, vec!["compare @a and @b"]),
+                (Role::User, vec!["[File: a]\nalpha"]),
+                (Role::User, vec!["[File: b]\nbeta"]),
+                (Role::Assistant, vec!["ok"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_response_and_a_batch_of_results_stay_one_message_each() {
+        let ctx = |i: usize| ToolExecutionContext {
+            call_id: format!("c{i}"),
+            batch_id: "batch_1".into(),
+            call_index: i,
+        };
+        let call = |i| Item::ToolCall {
+            name: "ls".into(),
+            arguments: "{}".into(),
+            signature: None,
+            ctx: ctx(i),
+        };
+        let result = |i| Item::ToolResult {
+            name: "ls".into(),
+            content: "x".into(),
+            status: ToolResultStatus::Success,
+            ctx: ctx(i),
+        };
+        let history = [
+            Item::user("list"),
+            Item::Thinking {
+                text: "t".into(),
+                signature: None,
+            },
+            call(0),
+            call(1),
+            result(0),
+            result(1),
+            Item::system("[loop note]"),
+        ];
+        let messages = to_messages(&history);
+        let sizes: Vec<(Role, usize)> =
+            messages.iter().map(|m| (m.role, m.content.len())).collect();
+        assert_eq!(
+            sizes,
+            [
+                (Role::User, 1),
+                (Role::Assistant, 3),
+                (Role::User, 2),
+                (Role::User, 1),
+            ]
+        );
+    }
 }

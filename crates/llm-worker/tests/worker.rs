@@ -362,10 +362,16 @@ async fn interceptors_add_items_deny_calls_and_continue_turns() {
     );
     assert_eq!(s.seen.lock().unwrap().len(), 1, "the denied call never ran");
     assert!(h.contains(&Item::system("keep going")));
-    let first = &s.server.requests()[0].body["messages"][0]["content"];
-    assert!(
-        first.as_str().unwrap().contains("[File: a.txt]"),
-        "system items reach the model: {first}"
+    // The added item reaches the model as a message of its own, after the prompt: never
+    // inlined into the person's text.
+    let messages = &s.server.requests()[0].body["messages"];
+    assert_eq!(
+        messages[0],
+        serde_json::json!({"role": "user", "content": "read it"})
+    );
+    assert_eq!(
+        messages[1],
+        serde_json::json!({"role": "user", "content": "[File: a.txt]\nhello"})
     );
 }
 

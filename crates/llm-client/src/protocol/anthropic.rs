@@ -4,7 +4,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, Decoder};
+use super::{delegate_to_core, push_merging_roles, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, ContentPart, Request, Role};
@@ -59,20 +59,24 @@ fn mark_cache(body: &mut Value) {
 }
 
 pub(crate) fn encode(request: &Request) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| {
-            let content: Vec<Value> = m.content.iter().filter_map(encode_part).collect();
-            (!content.is_empty()).then(|| {
-                let role = match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                json!({"role": role, "content": content})
-            })
-        })
-        .collect();
+    // Consecutive user messages (a prompt and its `@path` files) become one message of
+    // separate text blocks: the API would fold them into one turn anyway.
+    let mut messages: Vec<Value> = Vec::new();
+    for m in &request.messages {
+        let content: Vec<Value> = m.content.iter().filter_map(encode_part).collect();
+        if content.is_empty() {
+            continue;
+        }
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        push_merging_roles(
+            &mut messages,
+            json!({"role": role, "content": content}),
+            "content",
+        );
+    }
     let mut max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({
         "model": request.model,

@@ -5,7 +5,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, Decoder};
+use super::{delegate_to_core, push_merging_roles, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, tool_names_by_id, ContentPart, Request, Role};
@@ -15,24 +15,28 @@ use std::collections::HashMap;
 
 pub(crate) fn encode(request: &Request) -> Value {
     let names = tool_names_by_id(&request.messages);
-    let contents: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| {
-            let parts: Vec<Value> = m
-                .content
-                .iter()
-                .filter_map(|p| encode_part(p, &names))
-                .collect();
-            (!parts.is_empty()).then(|| {
-                let role = match m.role {
-                    Role::User => "user",
-                    Role::Assistant => "model",
-                };
-                json!({"role": role, "parts": parts})
-            })
-        })
-        .collect();
+    // Consecutive user messages (a prompt and its `@path` files) become one content of
+    // separate parts: `contents` alternate between `user` and `model`.
+    let mut contents: Vec<Value> = Vec::new();
+    for m in &request.messages {
+        let parts: Vec<Value> = m
+            .content
+            .iter()
+            .filter_map(|p| encode_part(p, &names))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "model",
+        };
+        push_merging_roles(
+            &mut contents,
+            json!({"role": role, "parts": parts}),
+            "parts",
+        );
+    }
     let mut body = json!({ "contents": contents });
     if let Some(system) = &request.system {
         body["systemInstruction"] = json!({"parts": [{"text": system}]});

@@ -121,6 +121,38 @@ impl std::fmt::Display for WireApi {
     }
 }
 
+/// Appends an encoded message to `out`, or folds it into the last one when both have the
+/// same role: `{"role": …, <blocks>: [...]}` with `blocks` the protocol's list key.
+///
+/// For protocols that want one message per turn: Anthropic's Messages API folds
+/// consecutive same-role messages into one turn itself, and its cache breakpoints sit on
+/// messages, so folding here keeps them where the provider sees them; Gemini asks
+/// `contents` to alternate between `user` and `model` (a request with two `user`
+/// contents in a row can be refused) and wants every `functionResponse` answering one
+/// model turn in one content. The folded message keeps each block (part) separate and in
+/// order, so an `@path` file stays apart from the person's text. It also covers a turn
+/// left empty by encoding (an assistant message of unsigned thinking only), which would
+/// otherwise put two user messages side by side.
+pub(crate) fn push_merging_roles(
+    out: &mut Vec<serde_json::Value>,
+    message: serde_json::Value,
+    blocks: &str,
+) {
+    if let Some(last) = out.last_mut() {
+        if last.get("role") == message.get("role") {
+            if let (Some(into), Some(from)) = (
+                last.get_mut(blocks)
+                    .and_then(serde_json::Value::as_array_mut),
+                message.get(blocks).and_then(serde_json::Value::as_array),
+            ) {
+                into.extend(from.iter().cloned());
+                return;
+            }
+        }
+    }
+    out.push(message);
+}
+
 /// Turns one provider's SSE events into normalized [`Event`]s. Never panics: malformed
 /// or unknown input is traced and skipped; a provider error ends the stream as failed.
 pub trait Decoder: Send {

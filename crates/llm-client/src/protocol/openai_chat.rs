@@ -20,6 +20,9 @@ pub(crate) fn encode(request: &Request) -> Value {
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
     }
+    // One wire message per request message, also for several user messages in a row (a
+    // prompt and its `@path` files): the protocol allows it, and a file stays a message
+    // of its own rather than text appended to the person's.
     for message in &request.messages {
         encode_message(message, &mut messages);
     }

@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 
 pub(crate) fn encode(request: &Request) -> Value {
+    // Every part is an input item of its own: each text a `message` item (so a prompt and
+    // its `@path` files are separate user messages, which `input` allows), each call and
+    // result its own item.
     let mut input = Vec::new();
     for message in &request.messages {
         let (role, text_type) = match message.role {
