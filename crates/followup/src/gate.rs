@@ -7,7 +7,8 @@
 //! | `ls`, `glob`, `grep` | allow; `path` made canonical, the tools merge the overlay in |
 //! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
 //! | `shell` | allow when the classifier proves the command read-only and in scope (no outside path, no environment), in any mode; else boundary |
-//! | web, agent, ask-user, memory, unknown and MCP tools | boundary |
+//! | MCP tools (`mcp__…`), whatever their annotations and the mode | boundary |
+//! | web, agent, ask-user, memory and unknown tools | boundary |
 //!
 //! A path that cannot be rewritten (outside the workspace, a directory, ...) is a
 //! boundary, not a tool error: the speculation stops where the real run would need
@@ -101,6 +102,11 @@ impl ToolGate {
             "delete_file" => boundary("delete_file is not run ahead".to_owned()),
             "web_fetch" | "web_search" => boundary(format!(
                 "{name} needs network access, which the person must allow"
+            )),
+            // A server's "read-only" is its own word, and its effects are outside the
+            // overlay: nothing written before accept cannot be promised for it.
+            _ if name.starts_with(saki_tools::mcp_approval::MCP_PREFIX) => boundary(format!(
+                "{name} is an MCP tool: it acts outside the overlay"
             )),
             "agent" | "skill" | "memory" | "ask_user" | "todo_write" | "exit_plan_mode" => {
                 boundary(format!("{name} needs the person"))

@@ -7,6 +7,11 @@
 //! | `auto-edit` | allow | allow | ask | allow | ask |
 //! | `yolo` | allow | allow | allow | allow | allow |
 //!
+//! Tools from MCP servers (`mcp__…`, see [`crate::mcp_approval`]) run unasked when their
+//! trusted server annotates them read-only, or in `default` and `auto-edit` when the server
+//! has `approval = "auto"`; otherwise they are asked about, denied in `plan`, and run in
+//! `yolo`.
+//!
 //! "In scope" ([`check_scope`]): every path the command names stays inside the workspace
 //! and it reads no environment. "Sensitive" ([`sensitive_path`]): files that make tools
 //! run code (`.git/`, `.saki/`, ...). "Ask" goes to an [`Approver`]; `exec` has no one to
@@ -14,6 +19,7 @@
 //! shell commands out of scope.
 
 use crate::grants::SessionGrants;
+use crate::mcp_approval::{assess_mcp, is_mcp_tool, McpLookup};
 use crate::shell_safety::{check_scope, classify, Safety};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Interceptor, ToolAction, ToolCallInfo};
@@ -78,6 +84,9 @@ pub enum CallClass {
     Sensitive,
     /// A shell command not proven read-only and in scope, or an unknown tool.
     Exec,
+    /// A tool from an MCP server not known to be read-only; `auto` when its server has
+    /// `approval = "auto"`.
+    Mcp { auto: bool },
 }
 
 /// A call's class and, when it is not read-only, why (for the person and the model).
@@ -91,7 +100,7 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    fn new(class: CallClass, reason: Option<String>, grantable: bool) -> Self {
+    pub(crate) fn new(class: CallClass, reason: Option<String>, grantable: bool) -> Self {
         Self {
             class,
             reason,
@@ -187,6 +196,12 @@ pub fn decide(mode: ApprovalMode, class: CallClass) -> Verdict {
         (_, CallClass::ReadOnly)
         | (ApprovalMode::Yolo, _)
         | (ApprovalMode::AutoEdit, CallClass::Edit) => Verdict::Allow,
+        (ApprovalMode::Plan, CallClass::Mcp { .. }) => Verdict::Deny(
+            "plan mode allows only MCP tools their server annotates read-only (readOnlyHint); \
+             describe the call instead of making it"
+                .into(),
+        ),
+        (_, CallClass::Mcp { auto: true }) => Verdict::Allow,
         (ApprovalMode::Plan, _) => Verdict::Deny(
             "plan mode allows read-only tools inside the workspace only; describe the change instead of making it"
                 .into(),
@@ -229,6 +244,9 @@ impl Approver for DenyWithoutAsking {
     async fn approve(&self, question: ApprovalQuestion<'_>) -> Approval {
         let hint = match question.assessment.class {
             CallClass::Edit => "--approval auto-edit",
+            CallClass::Mcp { .. } => {
+                "--approval yolo, or set approval = \"auto\" under [mcp_servers.NAME]"
+            }
             _ => "--approval yolo",
         };
         let why = question
@@ -287,6 +305,7 @@ pub struct ApprovalPolicy {
     grants: Arc<SessionGrants>,
     approver: Arc<dyn Approver>,
     workspace: Arc<Workspace>,
+    mcp: Option<Arc<dyn McpLookup>>,
 }
 
 impl ApprovalPolicy {
@@ -307,7 +326,15 @@ impl ApprovalPolicy {
             grants,
             approver,
             workspace,
+            mcp: None,
         }
+    }
+
+    /// Where the policy learns what the session's MCP tools are (see
+    /// [`crate::mcp_approval`]); without it every MCP call is asked about.
+    pub fn with_mcp(mut self, mcp: Arc<dyn McpLookup>) -> Self {
+        self.mcp = Some(mcp);
+        self
     }
 }
 
@@ -315,7 +342,10 @@ impl ApprovalPolicy {
 impl Interceptor for ApprovalPolicy {
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
         let mode = self.mode.get();
-        let assessment = assess(call, &self.workspace);
+        let assessment = match &self.mcp {
+            Some(mcp) if is_mcp_tool(&call.name) => assess_mcp(mcp.facts(&call.name).as_ref()),
+            _ => assess(call, &self.workspace),
+        };
         match decide(mode, assessment.class) {
             Verdict::Allow => ToolAction::Allow,
             Verdict::Deny(reason) => ToolAction::Deny(match &assessment.reason {
@@ -346,155 +376,5 @@ impl Interceptor for ApprovalPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use saki_llm_worker::ToolExecutionContext;
-    use serde_json::json;
-    use std::sync::atomic::AtomicUsize;
-
-    struct Scripted {
-        answer: Approval,
-        asked: AtomicUsize,
-    }
-
-    #[async_trait::async_trait]
-    impl Approver for Scripted {
-        async fn approve(&self, _question: ApprovalQuestion<'_>) -> Approval {
-            self.asked.fetch_add(1, Ordering::Relaxed);
-            self.answer.clone()
-        }
-    }
-
-    fn shell(command: &str) -> ToolCallInfo {
-        call("shell", json!({ "command": command }))
-    }
-
-    fn call(name: &str, input: serde_json::Value) -> ToolCallInfo {
-        ToolCallInfo {
-            name: name.into(),
-            arguments: input.to_string(),
-            input,
-            ctx: ToolExecutionContext {
-                call_id: "c".into(),
-                batch_id: "b1".into(),
-                call_index: 0,
-            },
-        }
-    }
-
-    type Fixture = (ApprovalPolicy, Arc<Scripted>, SharedMode, tempfile::TempDir);
-
-    fn policy(answer: Approval) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
-        let approver = Arc::new(Scripted {
-            answer,
-            asked: AtomicUsize::new(0),
-        });
-        let mode = SharedMode::new(ApprovalMode::Default);
-        let policy =
-            ApprovalPolicy::shared(mode.clone(), Arc::default(), approver.clone(), workspace);
-        (policy, approver, mode, dir)
-    }
-
-    #[tokio::test]
-    async fn a_session_grant_never_covers_reads_outside_or_sensitive_edits() {
-        let (policy, approver, mode, _dir) = policy(Approval::Session);
-        assert_eq!(
-            policy.pre_tool_call(&shell("cat a.txt")).await,
-            ToolAction::Allow
-        );
-        assert_eq!(
-            approver.asked.load(Ordering::Relaxed),
-            0,
-            "read-only, in scope"
-        );
-        policy.pre_tool_call(&shell("cat /etc/hostname")).await;
-        policy.pre_tool_call(&shell("cat /etc/hostname")).await;
-        assert_eq!(
-            approver.asked.load(Ordering::Relaxed),
-            2,
-            "asked every time"
-        );
-        mode.set(ApprovalMode::AutoEdit);
-        let git_config = call("edit", json!({"path": ".git/config"}));
-        policy.pre_tool_call(&git_config).await;
-        policy.pre_tool_call(&git_config).await;
-        assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
-        let ordinary = call("edit", json!({"path": "src/lib.rs"}));
-        assert_eq!(policy.pre_tool_call(&ordinary).await, ToolAction::Allow);
-        assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
-        mode.set(ApprovalMode::Plan);
-        assert!(matches!(
-            policy.pre_tool_call(&shell("cat ~/.ssh/id_rsa")).await,
-            ToolAction::Deny(reason) if reason.contains("home directory")
-        ));
-    }
-
-    #[test]
-    fn sensitive_paths() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::create_dir(dir.path().join(".git")).unwrap();
-        std::os::unix::fs::symlink(".git", dir.path().join("g")).unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
-        for path in [
-            ".git/config",
-            ".git/hooks/pre-commit",
-            "g/config",
-            ".GIT/config",
-            ".saki/config.toml",
-            "sub/.gitattributes",
-            ".envrc",
-            "sub/.cargo/config.toml",
-            ".vscode/tasks.json",
-        ] {
-            assert!(sensitive_path(&ws, path).is_some(), "{path}");
-        }
-        for path in [
-            "src/main.rs",
-            "gitconfig",
-            ".github/workflows/ci.yml",
-            "sub/config",
-        ] {
-            assert!(sensitive_path(&ws, path).is_none(), "{path}");
-        }
-    }
-
-    #[tokio::test]
-    async fn a_session_answer_is_not_asked_again_for_the_same_prefix() {
-        let (policy, approver, _, _dir) = policy(Approval::Session);
-        assert_eq!(
-            policy.pre_tool_call(&shell("cargo test")).await,
-            ToolAction::Allow
-        );
-        assert_eq!(
-            policy.pre_tool_call(&shell("cargo test -q")).await,
-            ToolAction::Allow
-        );
-        assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
-        policy.pre_tool_call(&shell("cargo test && rm x")).await;
-        assert_eq!(approver.asked.load(Ordering::Relaxed), 2);
-    }
-
-    #[tokio::test]
-    async fn a_denial_carries_the_reason_and_mode_changes_apply_at_once() {
-        let (policy, approver, mode, _dir) = policy(Approval::Deny("not now".into()));
-        assert_eq!(
-            policy.pre_tool_call(&shell("touch x")).await,
-            ToolAction::Deny("not now".into())
-        );
-        mode.set(ApprovalMode::Yolo);
-        assert_eq!(
-            policy.pre_tool_call(&shell("touch x")).await,
-            ToolAction::Allow
-        );
-        mode.set(ApprovalMode::Plan);
-        assert!(matches!(
-            policy.pre_tool_call(&shell("touch x")).await,
-            ToolAction::Deny(_)
-        ));
-        assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
-        assert_eq!(ApprovalMode::Yolo.next(), ApprovalMode::Plan);
-    }
-}
+#[path = "approval_tests.rs"]
+mod tests;

@@ -10,6 +10,7 @@ mod files;
 pub mod grants;
 pub mod grep;
 pub mod listing;
+pub mod mcp_approval;
 pub mod sandbox;
 pub mod sanitize;
 pub mod shell;
@@ -24,6 +25,7 @@ pub use approval::{
     Assessment, CallClass, DenyWithoutAsking, SharedMode,
 };
 pub use grants::SessionGrants;
+pub use mcp_approval::{McpLookup, McpToolFacts};
 pub use shell::{ShellRuntime, ShellRuntimeError};
 pub use workspace::{ScopeError, Workspace};
 

@@ -227,6 +227,25 @@ fn everything_else_is_a_boundary_naming_the_tool() {
     }
 }
 
+/// An MCP tool is a boundary in every mode, read-only annotation or not: its effects are
+/// outside the overlay. It is not run, even when the speculation's server offers it.
+#[tokio::test]
+async fn mcp_calls_are_a_boundary_in_every_mode() {
+    let f = fixture();
+    for mode in ApprovalMode::ALL {
+        let tools = SpeculationTools::new(mode, f.overlay.clone());
+        for tool in ["mcp__docs__search", "mcp__everything__echo"] {
+            let input = json!({"message": "hi"}).to_string();
+            let r = reason(tools.gate().check(tool, &input));
+            assert!(r.contains("is an MCP tool"), "{r}");
+            match tools.call(tool, &input, ctx()).await {
+                GatedCall::Boundary(b) => assert_eq!(b, r),
+                GatedCall::Ran(r) => panic!("{tool} ran in {mode}: {r:?}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn failed_rewrites_are_boundaries() {
     let f = fixture();

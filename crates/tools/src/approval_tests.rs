@@ -1,0 +1,149 @@
+use super::*;
+use saki_llm_worker::ToolExecutionContext;
+use serde_json::json;
+use std::sync::atomic::AtomicUsize;
+
+struct Scripted {
+    answer: Approval,
+    asked: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Approver for Scripted {
+    async fn approve(&self, _question: ApprovalQuestion<'_>) -> Approval {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        self.answer.clone()
+    }
+}
+
+fn shell(command: &str) -> ToolCallInfo {
+    call("shell", json!({ "command": command }))
+}
+
+fn call(name: &str, input: serde_json::Value) -> ToolCallInfo {
+    ToolCallInfo {
+        name: name.into(),
+        arguments: input.to_string(),
+        input,
+        ctx: ToolExecutionContext {
+            call_id: "c".into(),
+            batch_id: "b1".into(),
+            call_index: 0,
+        },
+    }
+}
+
+type Fixture = (ApprovalPolicy, Arc<Scripted>, SharedMode, tempfile::TempDir);
+
+fn policy(answer: Approval) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
+    let approver = Arc::new(Scripted {
+        answer,
+        asked: AtomicUsize::new(0),
+    });
+    let mode = SharedMode::new(ApprovalMode::Default);
+    let policy = ApprovalPolicy::shared(mode.clone(), Arc::default(), approver.clone(), workspace);
+    (policy, approver, mode, dir)
+}
+
+#[tokio::test]
+async fn a_session_grant_never_covers_reads_outside_or_sensitive_edits() {
+    let (policy, approver, mode, _dir) = policy(Approval::Session);
+    assert_eq!(
+        policy.pre_tool_call(&shell("cat a.txt")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(
+        approver.asked.load(Ordering::Relaxed),
+        0,
+        "read-only, in scope"
+    );
+    policy.pre_tool_call(&shell("cat /etc/hostname")).await;
+    policy.pre_tool_call(&shell("cat /etc/hostname")).await;
+    assert_eq!(
+        approver.asked.load(Ordering::Relaxed),
+        2,
+        "asked every time"
+    );
+    mode.set(ApprovalMode::AutoEdit);
+    let git_config = call("edit", json!({"path": ".git/config"}));
+    policy.pre_tool_call(&git_config).await;
+    policy.pre_tool_call(&git_config).await;
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
+    let ordinary = call("edit", json!({"path": "src/lib.rs"}));
+    assert_eq!(policy.pre_tool_call(&ordinary).await, ToolAction::Allow);
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 4);
+    mode.set(ApprovalMode::Plan);
+    assert!(matches!(
+        policy.pre_tool_call(&shell("cat ~/.ssh/id_rsa")).await,
+        ToolAction::Deny(reason) if reason.contains("home directory")
+    ));
+}
+
+#[test]
+fn sensitive_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::os::unix::fs::symlink(".git", dir.path().join("g")).unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "g/config",
+        ".GIT/config",
+        ".saki/config.toml",
+        "sub/.gitattributes",
+        ".envrc",
+        "sub/.cargo/config.toml",
+        ".vscode/tasks.json",
+    ] {
+        assert!(sensitive_path(&ws, path).is_some(), "{path}");
+    }
+    for path in [
+        "src/main.rs",
+        "gitconfig",
+        ".github/workflows/ci.yml",
+        "sub/config",
+    ] {
+        assert!(sensitive_path(&ws, path).is_none(), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_session_answer_is_not_asked_again_for_the_same_prefix() {
+    let (policy, approver, _, _dir) = policy(Approval::Session);
+    assert_eq!(
+        policy.pre_tool_call(&shell("cargo test")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(
+        policy.pre_tool_call(&shell("cargo test -q")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
+    policy.pre_tool_call(&shell("cargo test && rm x")).await;
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 2);
+}
+
+#[tokio::test]
+async fn a_denial_carries_the_reason_and_mode_changes_apply_at_once() {
+    let (policy, approver, mode, _dir) = policy(Approval::Deny("not now".into()));
+    assert_eq!(
+        policy.pre_tool_call(&shell("touch x")).await,
+        ToolAction::Deny("not now".into())
+    );
+    mode.set(ApprovalMode::Yolo);
+    assert_eq!(
+        policy.pre_tool_call(&shell("touch x")).await,
+        ToolAction::Allow
+    );
+    mode.set(ApprovalMode::Plan);
+    assert!(matches!(
+        policy.pre_tool_call(&shell("touch x")).await,
+        ToolAction::Deny(_)
+    ));
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
+    assert_eq!(ApprovalMode::Yolo.next(), ApprovalMode::Plan);
+}
