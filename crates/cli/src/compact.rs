@@ -130,8 +130,8 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         CompactionStatus::FailedRequest if cancel.is_cancelled() => ExitCode::Interrupted,
         CompactionStatus::FailedRequest => ExitCode::Provider,
         CompactionStatus::Blocked => ExitCode::PromptCancelled,
-        CompactionStatus::FailedInflated | CompactionStatus::FailedEmptySummary => {
-            ExitCode::Internal
-        }
+        CompactionStatus::FailedInflated
+        | CompactionStatus::FailedEmptySummary
+        | CompactionStatus::FailedMissingSections => ExitCode::Internal,
     }
 }

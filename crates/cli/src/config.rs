@@ -97,8 +97,11 @@ pub struct ModelConfig {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CompactionConfig {
-    /// Compact automatically when the context fills (default true).
+    /// Compact automatically: summaries when the context fills, and pruning after turns
+    /// (default true).
     pub auto: Option<bool>,
+    /// Clear old tool output at all, automatically or by hand (default true).
+    pub prune: Option<bool>,
     /// Share of the usable window (context window minus reserved output) at which to act
     /// (default 0.85).
     pub threshold: Option<f64>,
@@ -111,6 +114,7 @@ pub struct CompactionConfig {
 impl CompactionConfig {
     fn overlay(&mut self, other: CompactionConfig) {
         self.auto = other.auto.or(self.auto);
+        self.prune = other.prune.or(self.prune);
         self.threshold = other.threshold.or(self.threshold);
         self.model = other.model.or(self.model.take());
         self.auto_read_tokens = other.auto_read_tokens.or(self.auto_read_tokens);

@@ -249,6 +249,7 @@ fn the_readme_config_example_parses() {
     assert_eq!(file.fast_model.as_deref(), Some("claude-haiku-4-5"));
     assert_eq!(file.compaction.threshold, Some(0.85));
     assert_eq!(file.compaction.auto, Some(true));
+    assert_eq!(file.compaction.prune, Some(true));
 }
 
 #[test]
@@ -256,11 +257,16 @@ fn compaction_tables_layer_field_by_field() {
     let dir = tempfile::tempdir().unwrap();
     let global = dir.path().join("global.toml");
     let local = dir.path().join("local.toml");
-    std::fs::write(&global, "[compaction]\nauto = false\nthreshold = 0.7\n").unwrap();
+    std::fs::write(
+        &global,
+        "[compaction]\nauto = false\nthreshold = 0.7\nprune = false\n",
+    )
+    .unwrap();
     std::fs::write(&local, "[compaction]\nthreshold = 0.9\n").unwrap();
     let file = load_files(&[global, local], 1).unwrap();
     assert_eq!(file.compaction.auto, Some(false));
     assert_eq!(file.compaction.threshold, Some(0.9));
+    assert_eq!(file.compaction.prune, Some(false));
 }
 
 #[test]
@@ -303,6 +309,27 @@ fn saki_suggestions_0_turns_suggestions_off_over_config_and_flag() {
 }
 
 #[test]
+fn compaction_prune_false_turns_pruning_off() {
+    let settings = |file: &str| {
+        let overrides = Overrides {
+            provider: Some("anthropic".into()),
+            ..Default::default()
+        };
+        let r = resolve(
+            &parse(file),
+            &overrides,
+            &env_of(&[("ANTHROPIC_API_KEY", "k")]),
+        )
+        .unwrap();
+        crate::setup::compaction_settings(&r)
+    };
+    assert!(settings("").prune, "on by default");
+    let off = settings("[compaction]\nprune = false\n");
+    assert!(!off.prune);
+    assert!(off.auto, "summaries stay automatic");
+}
+
+#[test]
 fn built_in_cloud_providers_read_ahead_with_their_small_model_unless_told_otherwise() {
     let resolved = |provider: &str, key: &str, file: &str, flag: Option<&str>| {
         let overrides = Overrides {
@@ -320,7 +347,7 @@ fn built_in_cloud_providers_read_ahead_with_their_small_model_unless_told_otherw
     ] {
         let r = resolved(provider, key, "", None);
         assert_eq!(r.read_ahead_model, fast, "{provider}");
-        // Compaction summaries stay on the session's model (they share its cache).
+        // Compaction summaries stay on the session's model (the snapshot is worth it).
         assert_eq!(r.fast_model, None);
         assert_eq!(crate::setup::compaction_settings(&r).summary_model, r.model);
         // `fast_model = ""` reads ahead with the session's model; a name is used as is.

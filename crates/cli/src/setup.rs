@@ -178,6 +178,7 @@ pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
         resolved.reserved_output(),
     );
     settings.auto = c.auto.unwrap_or(true);
+    settings.prune = c.prune.unwrap_or(true);
     settings.threshold = c.threshold.unwrap_or(settings.threshold);
     settings.auto_read_budget = c.auto_read_tokens.unwrap_or(settings.auto_read_budget);
     settings

@@ -41,6 +41,14 @@ fn exec(e: &Env, server: &MockServer, extra: &[&str], prompt: &str) -> Vec<Value
     events(&out)
 }
 
+/// A summary reply with the sections a snapshot must have.
+fn snapshot(goal: &str) -> String {
+    format!(
+        "<scratchpad>notes</scratchpad><state_snapshot><overall_goal>{goal}</overall_goal>\
+         <current_plan>1. [TODO] answer</current_plan></state_snapshot>"
+    )
+}
+
 fn read(id: &str, path: &str) -> Turn {
     Turn::new().with_tool_call(id, "read_file", format!("{{\"path\":\"{path}\"}}"))
 }
@@ -56,9 +64,7 @@ fn exec_compacts_when_the_window_fills_and_saki_compact_compacts_by_hand() {
 
     // The second turn's read crosses the line: the first turn is summarized.
     server.push(read("c2", "b.txt"));
-    server.push(Turn::text(
-        "<state_snapshot>goal: learn what a.txt holds (alpha)</state_snapshot>",
-    ));
+    server.push(Turn::text(snapshot("goal: learn what a.txt holds (alpha)")));
     server.push(Turn::text("b.txt repeats bravo."));
     let second = exec(&e, &server, &["--resume", "--last"], "and b.txt?");
     let compaction = second.iter().find(|ev| ev["type"] == "compaction").unwrap();
@@ -77,9 +83,7 @@ fn exec_compacts_when_the_window_fills_and_saki_compact_compacts_by_hand() {
     assert!(!continued.contains("alpha alpha"), "the raw read is gone");
 
     // By hand, in plain mode: one line with the tokens before and after.
-    server.push(Turn::text(
-        "<state_snapshot>goal: compare a.txt and b.txt</state_snapshot>",
-    ));
+    server.push(Turn::text(snapshot("goal: compare a.txt and b.txt")));
     let out = e
         .saki()
         .args(["compact", "--last", "--base-url", &server.openai_url()])

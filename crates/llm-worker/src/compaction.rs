@@ -1,7 +1,8 @@
 //! The Worker's side of context compaction: the [`ContextGuard`] it consults before every
-//! model request, and the [`HistoryEdit`] a compaction makes. The policy (when, what to
-//! prune, how to summarize) lives above, in `saki-pod`; the Worker only applies edits, so
-//! a session log can replay the same edit on load and get the same history.
+//! model request and after every turn, and the [`HistoryEdit`] a compaction makes. The
+//! policy (when, what to prune, how to summarize) lives above, in `saki-pod`; the Worker
+//! only applies edits, so a session log can replay the same edit on load and get the same
+//! history.
 
 use crate::item::Item;
 use saki_llm_client::{CancellationToken, ToolDefinition};
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionTrigger {
-    /// The overflow check before a request.
+    /// The overflow check before a request, or the prune after a turn.
     Auto,
     /// The person (`saki compact`, `/compress`).
     Manual,
@@ -39,6 +40,8 @@ pub enum CompactionStatus {
     FailedInflated,
     /// The model answered with an empty summary; it was discarded.
     FailedEmptySummary,
+    /// The summary lacked its goal or its plan, also when asked again; it was discarded.
+    FailedMissingSections,
     /// The summary request failed; nothing changed.
     FailedRequest,
     /// A PreCompress hook refused; nothing changed.
@@ -51,6 +54,7 @@ impl CompactionStatus {
             self,
             CompactionStatus::FailedInflated
                 | CompactionStatus::FailedEmptySummary
+                | CompactionStatus::FailedMissingSections
                 | CompactionStatus::FailedRequest
         )
     }
@@ -126,7 +130,8 @@ pub struct CompactionReport {
     pub message: Option<String>,
 }
 
-/// A finished compaction: the report, and the edit when history changes.
+/// A finished compaction: the report, and the edit when history changes. A failed summary
+/// may still carry an edit: the prune planned with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compaction {
     pub report: CompactionReport,
@@ -146,12 +151,19 @@ pub struct ContextView<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-/// Consulted before every model request (including between the tool rounds of a turn).
+/// Consulted before every model request (including between the tool rounds of a turn)
+/// and once after every turn.
 #[async_trait::async_trait]
 pub trait ContextGuard: Send + Sync {
     /// `Some` when a compaction ran or was attempted (report it); `None` when the history
     /// fits and nothing was done.
     async fn check(&self, view: ContextView<'_>, trigger: CompactionTrigger) -> Option<Compaction>;
+
+    /// After a turn ended: cheap upkeep that need not wait for the window to fill (old
+    /// tool output is pruned as soon as that frees enough). `None` when nothing was done.
+    async fn after_turn(&self, _view: ContextView<'_>) -> Option<Compaction> {
+        None
+    }
 }
 
 #[cfg(test)]

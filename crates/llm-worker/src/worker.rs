@@ -7,6 +7,8 @@
 
 #[path = "batch.rs"]
 mod batch;
+#[path = "context.rs"]
+mod context;
 #[path = "retry.rs"]
 mod retry;
 #[path = "usage.rs"]
@@ -14,7 +16,7 @@ mod usage;
 
 use crate::answer::fold_for_answer;
 use crate::batch_ids::BatchIds;
-use crate::compaction::{Compaction, CompactionTrigger, ContextGuard, ContextView};
+use crate::compaction::{Compaction, CompactionTrigger, ContextGuard};
 use crate::durability::Durability;
 use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
 use crate::item::{to_messages, Item, ToolResultStatus};
@@ -180,40 +182,9 @@ impl Worker {
         }
     }
 
-    /// Installs the compaction policy consulted before every request.
+    /// Installs the compaction policy consulted before every request and after every turn.
     pub fn set_context_guard(&mut self, guard: Arc<dyn ContextGuard>) {
         self.guard = Some(guard);
-    }
-
-    /// Runs the context guard now. Auto: only compacts when history is over the
-    /// threshold; manual: the person asked. An applied compaction is committed (observers
-    /// see `Compacted` with its edit) before this returns.
-    pub async fn compact(
-        &mut self,
-        trigger: CompactionTrigger,
-        cancel: &CancellationToken,
-    ) -> Option<Compaction> {
-        let guard = self.guard.clone()?;
-        let tools = self.tools.definitions();
-        let view = ContextView {
-            history: &self.history,
-            system_prompt: self.config.system_prompt.as_deref(),
-            tools: &tools,
-            last_report: self.last_report,
-            cancel,
-        };
-        let mut compaction = guard.check(view, trigger).await?;
-        if let Some(edit) = &compaction.edit {
-            if let Err(e) = edit.apply(&mut self.history) {
-                tracing::warn!(error = %e, "compaction edit refused");
-                compaction.edit = None;
-            } else {
-                // The report no longer describes the new history's prefix.
-                self.last_report = None;
-            }
-        }
-        self.emit(WorkerEvent::Compacted(compaction.clone()));
-        Some(compaction)
     }
 
     pub fn add_interceptor(&mut self, interceptor: Arc<dyn Interceptor>) {
@@ -301,13 +272,19 @@ impl Worker {
 
     /// Runs one turn for the person's text. `Err` only for failures before the model
     /// answered at all (after retries); the user item is in history either way. Every
-    /// item of the turn is durable when it returns.
+    /// item of the turn, and the context guard's upkeep after it, is durable when it
+    /// returns.
     pub async fn run_turn(
         &mut self,
         text: impl Into<String>,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ClientError> {
-        let outcome = self.turn(text.into(), cancel).await;
+        let outcome = self.turn(text.into(), cancel.clone()).await;
+        // Upkeep once the turn has ended (also a failed or cancelled one: its items are
+        // in history), so the next request, and a fork of this history, start from it.
+        if matches!(&outcome, Ok(o) if !matches!(o.status, TurnStatus::PromptCancelled { .. })) {
+            self.after_turn(&cancel).await;
+        }
         self.flushed().await;
         outcome
     }

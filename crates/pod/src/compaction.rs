@@ -1,10 +1,14 @@
 //! Context compaction, the decision and planning half: token accounting, when to act,
 //! which old tool outputs to prune, and where to split history for a summary. All pure
 //! functions over history, so they are cheap (see `benches/compaction.rs`) and testable.
+//! What the summary request says and how its answer is checked is in `summary.rs`.
 
 use crate::instructions::estimate_tokens;
-use saki_llm_worker::{CompactionStatus, Item, ToolResultStatus};
+use saki_llm_worker::{Item, ToolResultStatus};
 use saki_tools::common::prefix_at_boundary;
+use std::collections::HashSet;
+
+pub use crate::summary::{compacted_history, previous_snapshot, SUMMARY_MARKER};
 
 /// Tool output tokens kept, newest first, before older outputs may be pruned.
 pub const PRUNE_PROTECT: usize = 40_000;
@@ -18,6 +22,10 @@ pub const COMPRESSION_PRESERVE_THRESHOLD: f64 = 0.3;
 pub const DEFAULT_THRESHOLD: f64 = 0.85;
 /// What the model sees instead of a pruned tool output.
 pub const PRUNED_MARKER: &str = "[Old tool result content cleared]";
+/// The current turn is kept whole when it is at most this share of the history (by size);
+/// a longer one may be split between its tool rounds, or one long agentic turn could never
+/// be compacted at all.
+pub const WHOLE_TURN_SHARE: f64 = 0.5;
 
 fn item_text(item: &Item) -> (&str, &str) {
     match item {
@@ -120,23 +128,59 @@ pub fn plan_prune(history: &[Item], boundary: usize) -> Option<PrunePlan> {
     })
 }
 
-/// Where the kept tail starts: `history[..split]` is summarized. A split is only ever at
-/// a user message (never between a tool call and its result). The first user message at
-/// or past `fraction` of the total size wins; if none, a history ending in a model answer
-/// without tool calls may be summarized whole, else the last possible split is used.
+/// Where the kept tail starts: `history[..split]` is summarized. A split is at a user
+/// message, or — when the current turn (from the last user message on) is more than
+/// [`WHOLE_TURN_SHARE`] of the history — also at the start of a model response inside that
+/// turn that follows a finished round of tool results. Either way no tool call is ever
+/// parted from its result. The first split at or past `fraction` of the total size wins;
+/// if none, a history ending in a model answer without tool calls may be summarized whole,
+/// else the last possible split is used.
 pub fn find_split_point(history: &[Item], fraction: f64) -> usize {
-    let total: usize = history.iter().map(item_chars).sum();
+    let sizes: Vec<usize> = history.iter().map(item_chars).collect();
+    let total: usize = sizes.iter().sum();
     let target = total as f64 * fraction;
+    let turn_start = history
+        .iter()
+        .rposition(|i| matches!(i, Item::User { .. }))
+        .unwrap_or(0);
+    let turn_size: usize = sizes[turn_start..].iter().sum();
+    let inner_splits = turn_size as f64 > total as f64 * WHOLE_TURN_SHARE;
+    // Calls without their result yet, and whether this turn has finished a round.
+    let mut open: HashSet<&str> = HashSet::new();
+    let mut round_done = false;
     let mut cumulative = 0usize;
     let mut last_split = 0;
     for (i, item) in history.iter().enumerate() {
-        if matches!(item, Item::User { .. }) {
+        let split_here = match item {
+            Item::User { .. } => true,
+            Item::AssistantText { .. } | Item::Thinking { .. } | Item::ToolCall { .. } => {
+                inner_splits
+                    && round_done
+                    && open.is_empty()
+                    && matches!(
+                        history[i - 1],
+                        Item::ToolResult { .. } | Item::System { .. }
+                    )
+            }
+            Item::System { .. } | Item::ToolResult { .. } => false,
+        };
+        if split_here {
             if cumulative as f64 >= target {
                 return i;
             }
             last_split = i;
         }
-        cumulative += item_chars(item);
+        cumulative += sizes[i];
+        match item {
+            Item::ToolCall { ctx, .. } => {
+                open.insert(ctx.call_id.as_str());
+            }
+            Item::ToolResult { ctx, .. } => {
+                open.remove(ctx.call_id.as_str());
+                round_done |= i > turn_start;
+            }
+            _ => {}
+        }
     }
     match history.last() {
         Some(Item::AssistantText { .. } | Item::Thinking { .. }) => history.len(),
@@ -174,66 +218,6 @@ pub fn prune_replacements(history: &[Item], plan: &PrunePlan) -> Vec<(usize, Str
             _ => None,
         })
         .collect()
-}
-
-/// Marks the summary item so later compactions find (and merge) the previous snapshot.
-pub const SUMMARY_MARKER: &str = "[Summary of the earlier conversation]";
-
-/// The instruction appended to the history being summarized.
-pub fn summary_instruction(previous_snapshot: Option<&str>) -> String {
-    let mut text = String::from(
-        "Stop the task for a moment and write a <state_snapshot> of this conversation so far, so that \
-         work can continue from it alone. Be specific and brief. Include:\n\
-         - overall goal: what the person wants in the end;\n\
-         - instructions: the person's standing instructions, preferences and constraints, in their words;\n\
-         - key knowledge: commands, conventions and facts learned (build/test commands, paths, APIs);\n\
-         - file system state: files read, modified and created, with paths and what changed;\n\
-         - recent actions and their results;\n\
-         - plan: steps done, in progress, and to do.\n\
-         Answer with the <state_snapshot>...</state_snapshot> block only.",
-    );
-    if let Some(previous) = previous_snapshot {
-        text.push_str(
-            "\n\nAn earlier snapshot exists (below). Merge it into the new one; where they disagree, \
-             the newer facts win.\n",
-        );
-        text.push_str(previous);
-    }
-    text
-}
-
-/// The newest summary item's text in `history`, if any.
-pub fn previous_snapshot(history: &[Item]) -> Option<&str> {
-    history.iter().rev().find_map(|i| match i {
-        Item::System { text } => text.strip_prefix(SUMMARY_MARKER).map(str::trim_start),
-        _ => None,
-    })
-}
-
-/// Builds the history after a summary — the marked snapshot, a short acknowledgement,
-/// then the kept tail — and verifies it: an empty summary or a history that did not
-/// shrink is refused (the old history stays).
-pub fn compacted_history(
-    summary: &str,
-    tail: &[Item],
-    tokens_before: u64,
-) -> Result<(Vec<Item>, u64), CompactionStatus> {
-    let summary = summary.trim();
-    if summary.is_empty() {
-        return Err(CompactionStatus::FailedEmptySummary);
-    }
-    let mut history = vec![
-        Item::system(format!("{SUMMARY_MARKER}\n{summary}")),
-        Item::AssistantText {
-            text: "Understood; I will continue from this summary.".into(),
-        },
-    ];
-    history.extend_from_slice(tail);
-    let after = current_tokens(&history, None);
-    if after >= tokens_before {
-        return Err(CompactionStatus::FailedInflated);
-    }
-    Ok((history, after))
 }
 
 #[cfg(test)]

@@ -171,27 +171,84 @@ fn pruned_outputs_show_the_marker_and_a_one_line_summary() {
     assert_eq!(plan_prune(&h, 0), None);
 }
 
+/// Every tool result at or after `split` has its call at or after `split`, and the other way.
+fn pairs_kept(h: &[Item], split: usize) -> bool {
+    let ids = |range: &[Item], calls: bool| -> Vec<String> {
+        range
+            .iter()
+            .filter_map(|i| match (i, calls) {
+                (Item::ToolCall { ctx, .. }, true) | (Item::ToolResult { ctx, .. }, false) => {
+                    Some(ctx.call_id.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (head, tail) = h.split_at(split);
+    let mut a = ids(tail, true);
+    let mut b = ids(tail, false);
+    a.sort();
+    b.sort();
+    let (mut c, mut d) = (ids(head, true), ids(head, false));
+    c.sort();
+    d.sort();
+    a == b && c == d
+}
+
 #[test]
-fn summaries_are_verified_and_merge_the_previous_snapshot() {
-    let tail = vec![user(10), answer(10)];
-    let before = 10_000;
-    assert_eq!(
-        compacted_history("  ", &tail, before),
-        Err(CompactionStatus::FailedEmptySummary)
+fn one_long_turn_splits_between_its_tool_rounds() {
+    // One turn of 20 rounds: no user message to split at but the first.
+    let mut h = vec![user(10)];
+    for i in 0..20 {
+        h.extend([call(i), result(i, 100)]);
+    }
+    let s = find_split_point(&h, 0.7);
+    assert!(s > h.len() / 2 && s < h.len(), "{s}");
+    assert!(
+        matches!(h[s], Item::ToolCall { .. }),
+        "a round starts there"
     );
-    assert_eq!(
-        compacted_history(&"x".repeat(100_000), &tail, before),
-        Err(CompactionStatus::FailedInflated)
-    );
-    let (h, after) =
-        compacted_history("<state_snapshot>goal: fix</state_snapshot>", &tail, before).unwrap();
-    assert!(after < before);
-    assert_eq!(&h[2..], &tail[..]);
-    assert_eq!(
-        previous_snapshot(&h),
-        Some("<state_snapshot>goal: fix</state_snapshot>")
-    );
-    let ask = summary_instruction(previous_snapshot(&h));
-    assert!(ask.contains("newer facts win") && ask.contains("goal: fix"));
-    assert!(!summary_instruction(None).contains("earlier snapshot"));
+    assert!(pairs_kept(&h, s));
+
+    // Parallel calls: never between a batch's calls, or between a call and its result.
+    let mut h = vec![user(10)];
+    for i in 0..10 {
+        let (a, b) = (2 * i, 2 * i + 1);
+        h.extend([
+            Item::Thinking {
+                text: "t".into(),
+                signature: None,
+            },
+            call(a),
+            call(b),
+            result(a, 100),
+            result(b, 100),
+        ]);
+    }
+    for fraction in [0.1, 0.3, 0.5, 0.7, 0.9] {
+        let s = find_split_point(&h, fraction);
+        assert!(
+            matches!(h[s], Item::Thinking { .. }),
+            "{fraction}: a response starts at {s}"
+        );
+        assert!(pairs_kept(&h, s), "{fraction}");
+    }
+}
+
+#[test]
+fn a_current_turn_of_at_most_half_the_history_is_kept_whole() {
+    let mut h = vec![user(10), answer(2_000), user(10)];
+    for i in 0..4 {
+        h.extend([call(i), result(i, 100)]);
+    }
+    // The last turn is about 1,700 of 3,700 characters: split at its user message, as
+    // the spec says, although that keeps more than 30%.
+    assert_eq!(find_split_point(&h, 0.7), 2);
+    // Twice as many rounds: more than half, so it is split inside.
+    for i in 4..12 {
+        h.extend([call(i), result(i, 100)]);
+    }
+    let s = find_split_point(&h, 0.7);
+    assert!(s > 2 && matches!(h[s], Item::ToolCall { .. }), "{s}");
+    assert!(pairs_kept(&h, s));
 }

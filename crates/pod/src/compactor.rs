@@ -1,16 +1,22 @@
 //! The running half of context compaction: the [`Compactor`] the Worker consults before
-//! every request. It measures, plans (prune first, then a summary), asks the PreCompress
-//! hook, runs the summary request on the (fast) summary model with thinking off, verifies
-//! the result, re-reads the files the work is on, and hands the Worker a [`HistoryEdit`].
+//! every request and after every turn. Before a request it measures, plans (prune first,
+//! then a summary), asks the PreCompress hook, runs the summary request (its own system
+//! prompt, no tools, thinking off), checks the snapshot's sections, re-reads the files the
+//! work is on, and hands the Worker a [`HistoryEdit`]. After a turn it prunes old tool
+//! output as soon as that frees enough, however full the window is.
 
 use crate::compaction::{
-    compacted_history, current_tokens, find_split_point, item_tokens, plan_prune,
-    previous_snapshot, prune_replacements, should_compact, summary_instruction,
-    COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD, SUMMARY_MARKER,
+    compacted_history, current_tokens, find_split_point, plan_prune, prune_replacements,
+    should_compact, COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD, SUMMARY_MARKER,
 };
 use crate::file_ref::FsView;
 use crate::instructions::estimate_tokens;
-use saki_llm_client::{Client, Request, ResponseStatus};
+use crate::reread;
+use crate::summary::{
+    missing_sections, retry_prompt, snapshot_of, summary_items, summary_prompt,
+    COMPACTION_SYSTEM_PROMPT,
+};
+use saki_llm_client::{CancellationToken, Client, Request, ResponseStatus};
 use saki_llm_worker::hook::{HookDecision, HookEvent, Hooks};
 use saki_llm_worker::{
     to_messages, BackgroundKind, BackgroundUsage, Compaction, CompactionReport, CompactionStatus,
@@ -20,15 +26,18 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-/// Automatic attempts that may fail in a row before automatic compaction pauses.
+/// Automatic summaries that may fail in a row before automatic summarizing pauses.
 pub const MAX_AUTO_FAILURES: u32 = 3;
 /// Default token budget for files re-read after a summary.
 pub const AUTO_READ_BUDGET: usize = 8_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactionSettings {
-    /// `compaction.auto`: compact automatically when over the threshold.
+    /// `compaction.auto`: compact automatically (summaries when over the threshold, prunes
+    /// after turns and when over the threshold).
     pub auto: bool,
+    /// `compaction.prune`: clear old tool output at all (automatically or by hand).
+    pub prune: bool,
     /// `compaction.threshold`: share of the usable window that triggers compaction.
     pub threshold: f64,
     pub context_window: u64,
@@ -48,6 +57,7 @@ impl CompactionSettings {
     ) -> Self {
         Self {
             auto: true,
+            prune: true,
             threshold: DEFAULT_THRESHOLD,
             context_window,
             reserved_output,
@@ -80,39 +90,26 @@ fn last_boundary(history: &[Item]) -> usize {
         .map_or(0, |i| (i + 2).min(history.len()))
 }
 
-/// The snapshot block of a summary reply (the whole reply when the model left the tags off).
-fn snapshot_of(reply: &str) -> &str {
-    const OPEN: &str = "<state_snapshot>";
-    const CLOSE: &str = "</state_snapshot>";
-    match (reply.find(OPEN), reply.rfind(CLOSE)) {
-        (Some(a), Some(b)) if b > a => &reply[a..b + CLOSE.len()],
-        _ => reply.trim(),
-    }
-}
+/// Why a summary was not accepted.
+type SummaryFailure = (CompactionStatus, Option<String>);
 
-/// Paths the session read or wrote, newest first, each once.
-fn touched_paths(history: &[Item]) -> Vec<String> {
-    let mut paths: Vec<String> = Vec::new();
-    for item in history.iter().rev() {
-        let Item::ToolCall {
-            name, arguments, ..
-        } = item
-        else {
-            continue;
-        };
-        if !matches!(name.as_str(), "read_file" | "write_file" | "edit") {
-            continue;
-        }
-        let path = serde_json::from_str::<serde_json::Value>(arguments)
-            .ok()
-            .and_then(|v| v.get("path")?.as_str().map(str::to_owned));
-        if let Some(path) = path {
-            if !paths.contains(&path) {
-                paths.push(path);
-            }
-        }
+/// A report before anything is known beyond the trigger and the size.
+fn report(
+    trigger: CompactionTrigger,
+    status: CompactionStatus,
+    tokens_before: u64,
+    tokens_after: u64,
+) -> CompactionReport {
+    CompactionReport {
+        trigger,
+        status,
+        tokens_before,
+        tokens_after,
+        pruned: 0,
+        summarized: 0,
+        auto_read: Vec::new(),
+        message: None,
     }
-    paths
 }
 
 impl Compactor {
@@ -149,13 +146,13 @@ impl Compactor {
         self.lock().clone()
     }
 
-    /// The session switched models: new limits, and paused automatic compaction resumes.
+    /// The session switched models: new limits, and paused automatic summaries resume.
     pub fn model_changed(&self, settings: CompactionSettings) {
         *self.lock() = settings;
         self.failures.store(0, Ordering::Relaxed);
     }
 
-    /// Whether automatic compaction is paused after repeated failures.
+    /// Whether automatic summaries are paused after repeated failures (pruning goes on).
     pub fn auto_paused(&self) -> bool {
         self.failures.load(Ordering::Relaxed) >= MAX_AUTO_FAILURES
     }
@@ -189,27 +186,23 @@ impl Compactor {
                 settings.threshold,
             )
         };
-        if trigger == CompactionTrigger::Auto
-            && (!settings.auto || self.auto_paused() || !over(tokens_before))
-        {
+        let auto = trigger == CompactionTrigger::Auto;
+        if auto && (!settings.auto || !over(tokens_before)) {
             return None;
         }
-        let report = |status, tokens_after, message: Option<String>| CompactionReport {
-            trigger,
-            status,
-            tokens_before,
-            tokens_after,
-            pruned: 0,
-            summarized: 0,
-            auto_read: Vec::new(),
-            message,
-        };
+        let may_summarize = !auto || !self.auto_paused();
+        let new_report =
+            |status, tokens_after| report(trigger, status, tokens_before, tokens_after);
 
         // Plan: prune first; summarize when that is not enough (or the person asked).
         let mut working = view.history.to_vec();
         let mut edit = HistoryEdit::default();
         let mut tokens = tokens_before;
-        if let Some(plan) = plan_prune(&working, last_boundary(&working)) {
+        let plan = settings
+            .prune
+            .then(|| plan_prune(&working, last_boundary(&working)))
+            .flatten();
+        if let Some(plan) = plan {
             edit.pruned = prune_replacements(&working, &plan);
             let before = estimate(&working);
             // The edit was built from `working` itself, so it always fits.
@@ -220,117 +213,98 @@ impl Compactor {
             .apply(&mut working);
             tokens = tokens.saturating_sub(before.saturating_sub(estimate(&working)));
         }
+        let pruned = edit.pruned.len();
         let split = find_split_point(&working, 1.0 - COMPRESSION_PRESERVE_THRESHOLD);
-        let summarize = (trigger == CompactionTrigger::Manual || over(tokens)) && split > 0;
-        if edit.pruned.is_empty() && !summarize {
-            let message =
-                "nothing to compact: no old tool output to clear and no earlier turn to summarize";
-            return Some(self.finish(
-                trigger,
-                report(CompactionStatus::Noop, tokens_before, Some(message.into())),
-                None,
-            ));
+        let summarize = may_summarize && (!auto || over(tokens)) && split > 0;
+        if pruned == 0 && !summarize {
+            if !may_summarize {
+                // Paused, with nothing to prune: said once, when the pause began.
+                return None;
+            }
+            let mut noop = new_report(CompactionStatus::Noop, tokens_before);
+            noop.message = Some(
+                "nothing to compact: no old tool output to clear and no earlier turn to summarize"
+                    .into(),
+            );
+            return Some(self.finish(trigger, noop, None));
         }
         if let Some(reason) = self.pre_compress_blocked(trigger, tokens_before).await {
-            return Some(self.finish(
-                trigger,
-                report(CompactionStatus::Blocked, tokens_before, Some(reason)),
-                None,
-            ));
+            let mut blocked = new_report(CompactionStatus::Blocked, tokens_before);
+            blocked.message = Some(reason);
+            return Some(self.finish(trigger, blocked, None));
         }
-        let pruned = edit.pruned.len();
         if !summarize {
-            let mut done = report(CompactionStatus::Pruned, tokens, None);
+            let mut done = new_report(CompactionStatus::Pruned, tokens);
             done.pruned = pruned;
+            if !may_summarize && over(tokens) {
+                done.message = Some("automatic summaries are paused".into());
+            }
             return Some(self.finish(trigger, done, Some(edit)));
         }
-
-        let request = Request {
-            model: settings.summary_model.clone(),
-            system: view.system_prompt.map(str::to_owned),
-            messages: to_messages(&{
-                let mut head = working[..split].to_vec();
-                head.push(Item::user(summary_instruction(previous_snapshot(
-                    &working[..split],
-                ))));
-                head
-            }),
-            tools: view.tools.to_vec(),
-            max_output_tokens: None,
-            temperature: None,
-            thinking: None,
-            response_schema: None,
-            tool_choice: Default::default(),
+        // A summary that fails keeps the prune planned with it: that part is sound.
+        let failed = |(status, message): SummaryFailure, edit: HistoryEdit| {
+            let mut failed = new_report(status, tokens_before);
+            failed.message = message;
+            if pruned == 0 {
+                return self.finish(trigger, failed, None);
+            }
+            failed.tokens_after = tokens;
+            failed.pruned = pruned;
+            let note = "old tool output was cleared all the same";
+            failed.message = Some(match failed.message.take() {
+                Some(m) => format!("{m}; {note}"),
+                None => note.into(),
+            });
+            self.finish(trigger, failed, Some(edit))
         };
-        let response = Responder::new()
-            .respond(&self.client, &request, view.cancel.clone())
-            .await;
-        if let (Some(usage), Ok(r)) = (&self.usage, &response) {
-            let wire = self.client.config().wire_api;
-            usage.record(BackgroundKind::Compaction, &r.usage, wire);
-        }
-        let reply = match response {
-            Ok(r)
-                if matches!(
-                    r.status,
-                    ResponseStatus::Completed | ResponseStatus::Incomplete
-                ) =>
-            {
-                r.text()
-            }
-            Ok(r) => {
-                let message = r.error.map_or_else(
-                    || format!("the summary request ended {:?}", r.status).to_lowercase(),
-                    |e| e.message,
-                );
-                return Some(self.finish(
-                    trigger,
-                    report(
-                        CompactionStatus::FailedRequest,
-                        tokens_before,
-                        Some(message),
-                    ),
-                    None,
-                ));
-            }
-            Err(e) => {
-                return Some(self.finish(
-                    trigger,
-                    report(
-                        CompactionStatus::FailedRequest,
-                        tokens_before,
-                        Some(e.to_string()),
-                    ),
-                    None,
-                ));
-            }
+
+        // A turn split in the middle keeps its request: the person's own words, which the
+        // rounds after the split answer.
+        let carried: Vec<Item> = match working.get(split) {
+            Some(Item::User { .. }) | None => Vec::new(),
+            Some(_) => working[..split]
+                .iter()
+                .rev()
+                .find(|i| matches!(i, Item::User { .. }))
+                .cloned()
+                .into_iter()
+                .collect(),
+        };
+        let snapshot = match self
+            .summarize(&settings, &working[..split], view.cancel)
+            .await
+        {
+            Ok(snapshot) => snapshot,
+            Err(failure) => return Some(failed(failure, edit)),
         };
         let estimate_before = estimate(view.history);
-        let (mut compacted, after) =
-            match compacted_history(snapshot_of(&reply), &working[split..], estimate(&working)) {
+        let (_, after) =
+            match compacted_history(&snapshot, &carried, &working[split..], estimate(&working)) {
                 Ok(ok) => ok,
-                Err(status) => {
-                    return Some(self.finish(trigger, report(status, tokens_before, None), None))
-                }
+                Err(status) => return Some(failed((status, None), edit)),
             };
-        let auto_read = self.auto_read(
-            view.history,
-            snapshot_of(&reply),
-            &settings,
-            estimate(&working).saturating_sub(after),
-        );
+        let auto_read = match &self.fs {
+            Some(fs) => {
+                let room = estimate(&working).saturating_sub(after);
+                let budget = (settings.auto_read_budget as u64).min(room / 2) as usize;
+                let candidates = reread::candidates(&working, split);
+                reread::reread(fs, &candidates, &snapshot, budget)
+            }
+            None => Vec::new(),
+        };
         let names: Vec<String> = auto_read.iter().map(|(p, _)| p.clone()).collect();
-        let mut prefix: Vec<Item> = compacted.drain(..2).collect();
-        prefix.extend(auto_read.into_iter().map(|(_, item)| item));
-        let after = after + estimate(&prefix[2..]);
+        let reread: Vec<Item> = auto_read.into_iter().map(|(_, item)| item).collect();
+        let after = after + estimate(&reread);
+        let mut prefix = summary_items(&snapshot).to_vec();
+        prefix.extend(reread);
+        prefix.extend(carried);
         edit.summarized = split;
         edit.prefix = prefix;
         // Scale the estimate by how the real count compared with the estimate before.
         let ratio = tokens_before as f64 / estimate_before.max(1) as f64;
-        let mut done = report(
+        let mut done = new_report(
             CompactionStatus::Compressed,
             ((after as f64) * ratio).round() as u64,
-            None,
         );
         done.pruned = pruned;
         done.summarized = split;
@@ -338,37 +312,126 @@ impl Compactor {
         Some(self.finish(trigger, done, Some(edit)))
     }
 
-    /// Re-reads recently touched files the snapshot names, newest first, as long as they
-    /// fit in the budget and in `room` (what the summary saved).
-    fn auto_read(
-        &self,
-        history: &[Item],
-        snapshot: &str,
-        settings: &CompactionSettings,
-        room: u64,
-    ) -> Vec<(String, Item)> {
-        let Some(fs) = &self.fs else {
-            return Vec::new();
-        };
-        let budget = (settings.auto_read_budget as u64).min(room / 2) as usize;
-        let mut used = 0;
-        let mut read = Vec::new();
-        for path in touched_paths(history) {
-            if !snapshot.contains(path.as_str()) {
-                continue;
-            }
-            let Ok(body) = fs.read_text(&path, budget.saturating_sub(used) * 4) else {
-                continue;
-            };
-            let item = Item::system(format!("[Auto-read file: {path}]\n{body}"));
-            let cost = item_tokens(&item);
-            if used + cost > budget {
-                continue;
-            }
-            used += cost;
-            read.push((path, item));
+    /// After a turn: prunes old tool output whenever that frees more than PRUNE_MINIMUM,
+    /// not only once the window is nearly full (the cached prefix is rewritten once, and
+    /// every later request is smaller).
+    async fn prune_after_turn(&self, view: ContextView<'_>) -> Option<Compaction> {
+        let settings = self.settings();
+        if !settings.auto || !settings.prune {
+            return None;
         }
-        read
+        let plan = plan_prune(view.history, last_boundary(view.history))?;
+        let trigger = CompactionTrigger::Auto;
+        let tokens_before = Self::prompt_tokens(&view);
+        let edit = HistoryEdit {
+            pruned: prune_replacements(view.history, &plan),
+            ..HistoryEdit::default()
+        };
+        if let Some(reason) = self.pre_compress_blocked(trigger, tokens_before).await {
+            let mut blocked = report(
+                trigger,
+                CompactionStatus::Blocked,
+                tokens_before,
+                tokens_before,
+            );
+            blocked.message = Some(reason);
+            return Some(self.finish(trigger, blocked, None));
+        }
+        let mut working = view.history.to_vec();
+        // Built from this history, so it fits.
+        let _ = edit.apply(&mut working);
+        let freed = estimate(view.history).saturating_sub(estimate(&working));
+        let mut done = report(
+            trigger,
+            CompactionStatus::Pruned,
+            tokens_before,
+            tokens_before.saturating_sub(freed),
+        );
+        done.pruned = edit.pruned.len();
+        Some(self.finish(trigger, done, Some(edit)))
+    }
+
+    /// Asks for the snapshot of `head`; an answer without its goal or plan is asked for
+    /// once more (as a continuation, so the first request's cached prefix is reused).
+    async fn summarize(
+        &self,
+        settings: &CompactionSettings,
+        head: &[Item],
+        cancel: &CancellationToken,
+    ) -> Result<String, SummaryFailure> {
+        let mut messages = vec![Item::user(summary_prompt(head))];
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let reply = self.request(settings, &messages, cancel).await?;
+            let snapshot = snapshot_of(&reply);
+            let missing = missing_sections(snapshot);
+            if missing.is_empty() {
+                return Ok(snapshot.to_owned());
+            }
+            if attempts == 2 {
+                if snapshot.is_empty() {
+                    return Err((CompactionStatus::FailedEmptySummary, None));
+                }
+                let tags: Vec<String> = missing.iter().map(|s| format!("<{s}>")).collect();
+                return Err((
+                    CompactionStatus::FailedMissingSections,
+                    Some(format!(
+                        "the summary had no {}, also when asked again",
+                        tags.join(" or ")
+                    )),
+                ));
+            }
+            if !reply.trim().is_empty() {
+                messages.push(Item::AssistantText { text: reply });
+            }
+            messages.push(Item::user(retry_prompt(&missing)));
+        }
+    }
+
+    /// One summary request: the compaction system prompt, no tools, thinking off.
+    async fn request(
+        &self,
+        settings: &CompactionSettings,
+        messages: &[Item],
+        cancel: &CancellationToken,
+    ) -> Result<String, SummaryFailure> {
+        let request = Request {
+            model: settings.summary_model.clone(),
+            system: Some(COMPACTION_SYSTEM_PROMPT.to_owned()),
+            messages: to_messages(messages),
+            tools: Vec::new(),
+            max_output_tokens: None,
+            temperature: None,
+            thinking: None,
+            response_schema: None,
+            tool_choice: Default::default(),
+        };
+        let response = Responder::new()
+            .respond(&self.client, &request, cancel.clone())
+            .await;
+        if let (Some(usage), Ok(r)) = (&self.usage, &response) {
+            let wire = self.client.config().wire_api;
+            usage.record(BackgroundKind::Compaction, &r.usage, wire);
+        }
+        match response {
+            Ok(r)
+                if matches!(
+                    r.status,
+                    ResponseStatus::Completed | ResponseStatus::Incomplete
+                ) =>
+            {
+                Ok(r.text())
+            }
+            Ok(r) => {
+                let message = r.error.map_or_else(
+                    || format!("the summary request ended {:?}", r.status).to_lowercase(),
+                    |e| e.message,
+                );
+                Err((CompactionStatus::FailedRequest, Some(message)))
+            }
+            Err(e) => Err((CompactionStatus::FailedRequest, Some(e.to_string()))),
+        }
     }
 
     async fn pre_compress_blocked(
@@ -384,7 +447,9 @@ impl Compactor {
         }
     }
 
-    /// Counts failures of automatic attempts; any manual compaction resumes them.
+    /// Counts failed automatic summaries (a no-op over the line counts too: nothing could
+    /// be made smaller); a summary that succeeds, any manual compaction, or a model change
+    /// resumes them. A prune says nothing about summaries and leaves the count alone.
     fn finish(
         &self,
         trigger: CompactionTrigger,
@@ -398,7 +463,7 @@ impl Compactor {
                 let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
                 if n >= MAX_AUTO_FAILURES {
                     let note = format!(
-                        "automatic compaction paused after {n} failed attempts; compact by hand (`saki compact`, /compress) or change model to resume it"
+                        "automatic summaries paused after {n} failed attempts (old tool output is still cleared); compact by hand (`saki compact`, /compress) or change model to resume them"
                     );
                     report.message = Some(match report.message.take() {
                         Some(m) => format!("{m}; {note}"),
@@ -406,7 +471,10 @@ impl Compactor {
                     });
                 }
             }
-            CompactionTrigger::Auto => self.failures.store(0, Ordering::Relaxed),
+            CompactionTrigger::Auto if report.status == CompactionStatus::Compressed => {
+                self.failures.store(0, Ordering::Relaxed)
+            }
+            CompactionTrigger::Auto => {}
         }
         Compaction { report, edit }
     }
@@ -417,41 +485,15 @@ impl ContextGuard for Compactor {
     async fn check(&self, view: ContextView<'_>, trigger: CompactionTrigger) -> Option<Compaction> {
         self.run(view, trigger).await
     }
+
+    async fn after_turn(&self, view: ContextView<'_>) -> Option<Compaction> {
+        self.prune_after_turn(view).await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snapshot_is_cut_out_of_chatter() {
-        assert_eq!(
-            snapshot_of("Sure!\n<state_snapshot>x</state_snapshot>\nDone."),
-            "<state_snapshot>x</state_snapshot>"
-        );
-        assert_eq!(snapshot_of("  plain summary "), "plain summary");
-    }
-
-    #[test]
-    fn touched_paths_are_newest_first_and_unique() {
-        let call = |name: &str, path: &str| Item::ToolCall {
-            name: name.into(),
-            arguments: json!({ "path": path }).to_string(),
-            signature: None,
-            ctx: saki_llm_worker::ToolExecutionContext {
-                call_id: path.into(),
-                batch_id: "b".into(),
-                call_index: 0,
-            },
-        };
-        let h = vec![
-            call("read_file", "a.rs"),
-            call("edit", "b.rs"),
-            call("grep", "c.rs"),
-            call("write_file", "a.rs"),
-        ];
-        assert_eq!(touched_paths(&h), vec!["a.rs", "b.rs"]);
-    }
 
     #[test]
     fn the_boundary_is_after_the_last_summary_and_its_acknowledgement() {

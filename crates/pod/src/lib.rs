@@ -17,5 +17,7 @@ pub mod instructions;
 pub use instructions::{estimate_tokens, system_prompt, WorkspaceFacts};
 pub mod compaction;
 pub mod compactor;
+pub mod reread;
+pub mod summary;
 
 pub use compactor::{CompactionSettings, Compactor};

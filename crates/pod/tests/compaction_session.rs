@@ -129,6 +129,14 @@ fn session(hook_log: Option<&std::path::Path>) -> Session {
     }
 }
 
+/// A well-formed summary reply: scratchpad, then the snapshot with its goal and plan.
+fn snapshot(goal: &str) -> String {
+    format!(
+        "<scratchpad>notes</scratchpad>\n<state_snapshot>\n<overall_goal>{goal}</overall_goal>\n\
+         <current_plan>1. [IN PROGRESS] go on</current_plan>\n</state_snapshot>"
+    )
+}
+
 fn request_text(body: &serde_json::Value) -> String {
     body["messages"].to_string()
 }
@@ -189,9 +197,8 @@ async fn a_small_window_prunes_then_summarizes_and_resumes_compacted() {
     // Turn 4: two more 25k reads; pruning cannot help, the start is summarized.
     s.server.push(blob_call("b4", 100_000));
     s.server.push(blob_call("b5", 100_001));
-    s.server.push(Turn::text(
-        "<state_snapshot>goal: read the logs. files: main.rs</state_snapshot>",
-    ));
+    s.server
+        .push(Turn::text(snapshot("goal: read the logs. files: main.rs")));
     s.server.push(Turn::text("summarized fine"));
     let outcome = s
         .worker
@@ -210,6 +217,7 @@ async fn a_small_window_prunes_then_summarizes_and_resumes_compacted() {
     assert_eq!(summary_request["model"], "fast-model");
     assert!(summary_request.get("reasoning_effort").is_none());
     assert!(request_text(summary_request).contains("state_snapshot"));
+    assert!(summary_request.get("tools").is_none(), "no tools offered");
     let next = &requests[requests.len() - 1].body;
     let text = request_text(next);
     assert!(text.contains(SUMMARY_MARKER) && text.contains("goal: read the logs"));
@@ -271,7 +279,7 @@ async fn auto_off_means_off_and_manual_still_works() {
     let h = long_history();
     assert_eq!(check(&c, &h, CompactionTrigger::Auto).await, None);
     assert!(server.requests().is_empty());
-    server.push(Turn::text("<state_snapshot>s</state_snapshot>"));
+    server.push(Turn::text(snapshot("s")));
     let done = check(&c, &h, CompactionTrigger::Manual).await.unwrap();
     assert_eq!(done.report.status, CompactionStatus::Compressed);
     assert_eq!(done.report.trigger, CompactionTrigger::Manual);
@@ -283,16 +291,18 @@ async fn three_failed_automatic_attempts_pause_until_manual_or_model_change() {
     let c = compactor(&server, CompactionSettings::new("m", 1_000, 0));
     let h = long_history();
     for n in 1..=3 {
+        // An empty answer is asked for once more, then given up.
         server.push(Turn::text("   "));
+        server.push(Turn::text(""));
         let r = check(&c, &h, CompactionTrigger::Auto).await.unwrap().report;
         assert_eq!(r.status, CompactionStatus::FailedEmptySummary);
         assert_eq!(r.message.is_some(), n == 3, "{r:?}");
     }
     assert!(c.auto_paused());
     assert_eq!(check(&c, &h, CompactionTrigger::Auto).await, None);
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().len(), 6);
     // A manual compaction (even a failed one) resumes automatic attempts.
-    server.push(Turn::text("x".repeat(20_000)));
+    server.push(Turn::text(snapshot(&"x".repeat(20_000))));
     let r = check(&c, &h, CompactionTrigger::Manual)
         .await
         .unwrap()
@@ -301,6 +311,7 @@ async fn three_failed_automatic_attempts_pause_until_manual_or_model_change() {
     assert!(!c.auto_paused());
     // So does a model change.
     for _ in 0..3 {
+        server.push(Turn::text(""));
         server.push(Turn::text(""));
         check(&c, &h, CompactionTrigger::Auto).await.unwrap();
     }
@@ -360,7 +371,7 @@ async fn a_summary_request_is_counted_as_background_work() {
     let mut settings = CompactionSettings::new("m", 1_000, 0);
     settings.auto = false;
     let c = compactor(&server, settings).with_background_usage(usage.clone());
-    server.push(Turn::text("<state_snapshot>s</state_snapshot>").with_usage(900, 40));
+    server.push(Turn::text(snapshot("s")).with_usage(900, 40));
     let done = check(&c, &long_history(), CompactionTrigger::Manual)
         .await
         .unwrap();
