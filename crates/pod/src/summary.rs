@@ -140,17 +140,24 @@ pub fn retry_prompt(missing: &[&str]) -> String {
     )
 }
 
-/// The snapshot block of a summary reply; without the tags, the reply less its scratchpad.
+/// The snapshot block of a summary reply, looked for after the scratchpad first (which may
+/// well mention the tag); without the tags, the reply less its scratchpad.
 pub fn snapshot_of(reply: &str) -> &str {
     const OPEN: &str = "<state_snapshot>";
     const CLOSE: &str = "</state_snapshot>";
-    match (reply.find(OPEN), reply.rfind(CLOSE)) {
-        (Some(a), Some(b)) if b > a => &reply[a..b + CLOSE.len()],
-        _ => match reply.rfind("</scratchpad>") {
-            Some(end) => reply[end + "</scratchpad>".len()..].trim(),
-            None => reply.trim(),
-        },
+    const SCRATCHPAD_END: &str = "</scratchpad>";
+    let after_scratchpad = reply
+        .rfind(SCRATCHPAD_END)
+        .map_or(reply, |end| &reply[end + SCRATCHPAD_END.len()..]);
+    fn block(text: &str) -> Option<&str> {
+        match (text.find(OPEN), text.rfind(CLOSE)) {
+            (Some(a), Some(b)) if b > a => Some(&text[a..b + CLOSE.len()]),
+            _ => None,
+        }
     }
+    block(after_scratchpad)
+        .or_else(|| block(reply))
+        .unwrap_or_else(|| after_scratchpad.trim())
 }
 
 /// The content of `<tag>…</tag>` in `text`, trimmed.

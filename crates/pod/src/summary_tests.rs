@@ -76,6 +76,14 @@ fn the_snapshot_is_cut_out_of_the_scratchpad_and_chatter() {
     let good = snapshot("fix", "1. [TODO] it");
     let reply = format!("<scratchpad>goal: state_snapshot soon</scratchpad>\n{good}\nDone.");
     assert_eq!(snapshot_of(&reply), good);
+    let reply = format!("<scratchpad>then the <state_snapshot> tag</scratchpad>{good}");
+    assert_eq!(snapshot_of(&reply), good, "the tag named in the scratchpad");
+    let reply = format!("<scratchpad>{good}</scratchpad>");
+    assert_eq!(
+        snapshot_of(&reply),
+        good,
+        "a snapshot left inside the scratchpad"
+    );
     assert_eq!(
         snapshot_of("<scratchpad>x</scratchpad>\n plain summary "),
         "plain summary"
