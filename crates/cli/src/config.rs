@@ -153,6 +153,9 @@ pub struct FileConfig {
     pub sandbox: Option<SandboxConfig>,
     /// `[shell_environment]`; honoured from trusted files only.
     pub shell_environment: Option<ShellEnvConfig>,
+    /// `[mcp_servers.NAME]`; honoured from trusted files only (they start programs).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
     /// Workspaces whose own `.saki/config.toml` is trusted (`saki trust`); honoured from
     /// the global file only.
     #[serde(default)]
@@ -246,6 +249,8 @@ impl FileConfig {
         if other.shell_environment.is_some() {
             self.shell_environment = other.shell_environment;
         }
+        // A workspace's table replaces the global one of the same name whole.
+        self.mcp_servers.extend(other.mcp_servers);
         self.trusted_directories.extend(other.trusted_directories);
         self.untrusted_directories
             .extend(other.untrusted_directories);
@@ -417,6 +422,8 @@ pub struct Resolved {
     pub sandbox: SandboxTable,
     /// `[shell_environment]` from trusted config files.
     pub shell_environment: ShellEnvConfig,
+    /// `[mcp_servers.NAME]` from trusted config files (see `crate::mcp_setup`).
+    pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
     /// Every API key variable a provider is configured with: never given to commands.
     pub key_names: Vec<String>,
     /// Keys of untrusted config files that were ignored (`file: key`).
@@ -494,6 +501,9 @@ pub fn load_files(paths: &[PathBuf], trusted: usize) -> Result<FileConfig, Confi
             path: path.clone(),
             message: e.to_string(),
         })?;
+        for server in file.mcp_servers.values_mut() {
+            server.trusted = i < trusted;
+        }
         if i >= trusted {
             let ignored = crate::trust::strip_untrusted(&mut file);
             file.ignored = ignored
@@ -671,6 +681,7 @@ pub fn resolve(
             .map(SandboxConfig::table)
             .unwrap_or_default(),
         shell_environment: file.shell_environment.clone().unwrap_or_default(),
+        mcp_servers: file.mcp_servers.clone(),
         key_names: key_names(file),
         ignored: file.ignored.clone(),
         trust_refused: false,

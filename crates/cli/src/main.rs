@@ -7,6 +7,9 @@ mod exit;
 mod followups;
 mod interactive;
 mod local;
+mod mcp_cmd;
+mod mcp_config;
+pub mod mcp_setup;
 mod output;
 mod panics;
 mod recorder;
@@ -50,6 +53,9 @@ enum Command {
         /// The directory (default: the current one).
         dir: Option<std::path::PathBuf>,
     },
+    /// MCP servers: list them (and whether they start), add or remove one.
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
     /// Tools for looking inside saki.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -67,7 +73,8 @@ enum DebugCommand {
         #[arg(short = 'C', long = "cd", value_name = "DIR")]
         cd: Option<std::path::PathBuf>,
     },
-    /// Estimate the base prompt (system prompt + tool schemas) in tokens for a workspace.
+    /// Estimate the base prompt (system prompt + tool schemas, MCP servers' each) in tokens
+    /// for a workspace.
     PromptSize {
         /// The workspace (default: the current directory).
         #[arg(short = 'C', long = "cd", value_name = "DIR")]
@@ -105,7 +112,17 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
         schemas.len(),
         tools.len()
     );
-    println!("base prompt:   {} tokens (target: under 2000)", s + t);
+    let (mcp, m) = match mcp_cmd::prompt_size(&dir) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::Config;
+        }
+    };
+    for line in mcp {
+        println!("{line}");
+    }
+    println!("base prompt:   {} tokens (target: under 2000)", s + t + m);
     ExitCode::Success
 }
 
@@ -222,6 +239,7 @@ fn main() -> std::process::ExitCode {
         Command::Compact(args) => block_on(compact::run(args)),
         Command::Sessions { json } => session::list(json),
         Command::Trust { dir } => trust(dir),
+        Command::Mcp(command) => mcp_cmd::run(command),
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };

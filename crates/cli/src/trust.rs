@@ -3,9 +3,9 @@
 //! A cloned repository's config is data, not authority. It may set models, limits,
 //! suggestions and compaction; it may not set what runs commands or where keys go:
 //! provider `base_url`, `env_key` and `headers`, hooks, the sandbox, the shell
-//! environment. Those keys are ignored, with a warning naming each, until the person
-//! trusts the directory: `saki trust [DIR]` adds it to `trusted_directories` in the global
-//! config, and the interactive UI offers to do so once.
+//! environment, MCP servers. Those keys are ignored, with a warning naming each, until the
+//! person trusts the directory: `saki trust [DIR]` adds it to `trusted_directories` in the
+//! global config, and the interactive UI offers to do so once.
 
 use crate::config::FileConfig;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,10 @@ pub fn strip_untrusted(file: &mut FileConfig) -> Vec<String> {
     }
     if file.shell_environment.take().is_some() {
         ignored.push("shell_environment".to_owned());
+    }
+    // An MCP server is a program saki would start, or a server it would send data to.
+    for name in std::mem::take(&mut file.mcp_servers).into_keys() {
+        ignored.push(format!("mcp_servers.{name}"));
     }
     // A model file from the repository would be parsed by a server saki starts.
     if file.local_model.take().is_some() {
@@ -179,6 +183,24 @@ mod tests {
         assert_eq!(file.model.as_deref(), Some("m"));
         assert_eq!(file.providers["openai"].model.as_deref(), Some("gpt"));
         assert!(file.providers["openai"].base_url.is_none());
+    }
+
+    #[test]
+    fn untrusted_files_start_no_mcp_server_and_trusted_ones_mark_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (global, local) = (
+            dir.path().join("global.toml"),
+            dir.path().join("local.toml"),
+        );
+        std::fs::write(&global, "[mcp_servers.mine]\ncommand = \"a\"\n").unwrap();
+        std::fs::write(&local, "[mcp_servers.repo]\ncommand = \"evil\"\n").unwrap();
+        let paths = [global, local];
+        let untrusted = crate::config::load_files(&paths, 1).unwrap();
+        assert_eq!(untrusted.mcp_servers.keys().collect::<Vec<_>>(), ["mine"]);
+        assert!(untrusted.mcp_servers["mine"].trusted);
+        assert!(untrusted.ignored[0].ends_with("local.toml: mcp_servers.repo"));
+        let trusted = crate::config::load_files(&paths, 2).unwrap();
+        assert!(trusted.mcp_servers["repo"].trusted);
     }
 
     #[test]

@@ -313,7 +313,7 @@ impl Inner {
                 },
             ),
             Err(reason) => {
-                tracing::warn!(server = name, reason, "MCP server failed");
+                tracing::debug!(server = name, reason, "MCP server failed");
                 (
                     ServerState::Failed {
                         reason: reason.clone(),

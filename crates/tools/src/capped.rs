@@ -28,6 +28,16 @@ pub fn wrap(tool: Arc<dyn Tool>, cap: usize) -> Arc<dyn Tool> {
     })
 }
 
+/// `tool` with its output capped at `cap` bytes, run where it is polled: for tools that
+/// only await (an MCP call), which the blocking pool would only slow down.
+pub fn wrap_async(tool: Arc<dyn Tool>, cap: usize) -> Arc<dyn Tool> {
+    Arc::new(Capped {
+        inner: tool,
+        cap,
+        blocking: false,
+    })
+}
+
 /// Room for the notices that tools which cut their own output add past the cap ("use
 /// offset=… to read more", the shell's exit code): those outputs are left whole.
 const NOTICE_ROOM: usize = 512;
