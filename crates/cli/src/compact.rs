@@ -1,7 +1,7 @@
 //! `saki compact [SESSION_ID | --last]`: compacts a saved session by hand, with the same
 //! provider and model flags as `exec` (default: the provider and model the session used).
 
-use crate::exec::ProviderArgs;
+use crate::args::ProviderArgs;
 use crate::exit::ExitCode;
 use crate::output::{compaction_json, compaction_line, emit};
 use crate::session;
@@ -63,8 +63,12 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             return fail(json_mode, "usage", message, ExitCode::Usage);
         }
     };
-    let opened = match loaded.and_then(|l| session::continue_session(&store, l, String::new, None))
-    {
+    let stderr: session::FailureReporter = std::sync::Arc::new(|message: String| {
+        eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message));
+    });
+    let continued =
+        loaded.and_then(|l| session::continue_session(&store, l, String::new, Some(stderr)));
+    let opened = match continued {
         Ok(o) => o,
         Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
     };

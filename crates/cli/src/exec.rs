@@ -1,21 +1,19 @@
 //! `saki exec`: one non-interactive turn, streamed as plain text or JSON Lines.
 
-use crate::config;
+use crate::args::{ProviderArgs, RunArgs};
+use crate::exec_front::{ExecFront, Next};
 use crate::exit::ExitCode;
-use crate::followups::FollowUps;
-use crate::output::{emit, JsonItems, PlainPrinter};
+use crate::output::emit;
 use crate::session::{self, Resume};
 use crate::setup;
-use saki_llm_client::{ClientError, StopReason, ThinkingConfig};
-use saki_llm_worker::hook::HookInterceptor;
-use saki_llm_worker::{BackgroundUsage, TurnOutcome, TurnStatus, Worker, WorkerConfig};
-use saki_pod::{parse_prompt, Alert, AlertLevel, FsView, PodInterceptor};
-use saki_tools::sandbox::{SandboxMode, SandboxStatus};
+use saki_engine::Action;
+use saki_llm_client::{ClientError, StopReason};
+use saki_llm_worker::{BackgroundUsage, TurnOutcome, TurnStatus};
+use saki_pod::{Alert, AlertLevel};
 use saki_tools::sanitize::sanitize;
-use saki_tools::{ApprovalMode, ApprovalPolicy, DenyWithoutAsking, Workspace};
+use saki_tools::DenyWithoutAsking;
 use serde_json::json;
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
@@ -36,151 +34,7 @@ pub struct ExecArgs {
     pub provider: ProviderArgs,
 }
 
-/// Workspace, approval, session and turn limits: shared by `exec` and the interactive UI.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
-    /// Run in this directory (the workspace) instead of the current one.
-    #[arg(short = 'C', long = "cd", value_name = "DIR")]
-    pub cd: Option<PathBuf>,
-    /// When tool calls need approval: plan, default, auto-edit or yolo. `exec` cannot ask,
-    /// so there a call that needs approval is denied and the model is told why.
-    #[arg(long, value_name = "MODE", default_value = "default")]
-    pub approval: ApprovalMode,
-    /// Continue an earlier session (`saki sessions` lists them): `--resume ID`, or
-    /// `--resume --last` (also just `--last`) for this workspace's newest one.
-    #[arg(long, value_name = "ID", num_args = 0..=1)]
-    pub resume: Option<Option<String>>,
-    /// How shell commands are confined: workspace-write (default: writes only in the
-    /// workspace and a private temp dir, no network, no credential files), read-only, or
-    /// off. Also `sandbox = "..."` in config.toml.
-    #[arg(long, value_name = "MODE")]
-    pub sandbox: Option<SandboxMode>,
-    /// Another directory the tools and `@path` references may use (repeatable).
-    #[arg(long = "add-dir", value_name = "DIR")]
-    pub add_dir: Vec<PathBuf>,
-    /// With --resume: the newest session of this workspace.
-    #[arg(long)]
-    pub last: bool,
-    /// Most model requests in one turn.
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: u32,
-}
-
-impl RunArgs {
-    /// The workspace directory: `--cd`, else the current directory.
-    pub fn dir(&self) -> PathBuf {
-        match &self.cd {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-        }
-    }
-
-    /// The workspace: `dir()` as its root, each `--add-dir` as another root. `Err` names
-    /// the directory that does not exist.
-    pub fn workspace(&self) -> Result<Arc<Workspace>, String> {
-        let dir = self.dir();
-        let mut workspace = match Workspace::new(&dir) {
-            Ok(w) if w.root().is_dir() => w,
-            _ => return Err(format!("not a directory: {}", dir.display())),
-        };
-        for extra in &self.add_dir {
-            if !extra.is_dir() || workspace.add_root(extra).is_err() {
-                return Err(format!("--add-dir: not a directory: {}", extra.display()));
-            }
-        }
-        Ok(Arc::new(workspace))
-    }
-
-    /// Which session to continue; `Err` for `--resume` without an id or `--last`.
-    pub fn resume(&self) -> Result<Resume, String> {
-        match (&self.resume, self.last) {
-            (_, true) => Ok(Resume::Last),
-            (Some(Some(id)), false) => Ok(Resume::Id(id.clone())),
-            (Some(None), false) => {
-                Err("--resume needs a session id, or --last (see `saki sessions`)".to_owned())
-            }
-            (None, false) => Ok(Resume::New),
-        }
-    }
-}
-
-/// Provider and model selection, shared by every command that talks to a model.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ProviderArgs {
-    /// Provider name: openai, anthropic, gemini, openai-compatible, ollama, llamacpp, or one from config.
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Model name as the provider spells it.
-    #[arg(long, short = 'm', value_name = "MODEL")]
-    pub model: Option<String>,
-    /// Base URL of the provider's API (OpenAI style includes /v1; Anthropic and Gemini are the host root).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Ask the model to think before answering (where the provider supports it).
-    #[arg(long)]
-    pub thinking: bool,
-    /// Upper bound on output tokens per response.
-    #[arg(long, value_name = "N")]
-    pub max_output_tokens: Option<u32>,
-    /// The model for background work: compaction summaries, suggestions, speculation.
-    #[arg(long, value_name = "MODEL")]
-    pub fast_model: Option<String>,
-    /// Serve this GGUF model with llama.cpp for the session (llama-server from PATH, else
-    /// the prebuilt xllamacpp from PyPI, installed once) and use it. Config: `local_model`.
-    #[arg(long, value_name = "PATH.gguf")]
-    pub local: Option<PathBuf>,
-}
-
-/// The system prompt for a new session in `workspace`, built on the blocking pool (it
-/// runs git and reads AGENTS.md files).
-pub async fn system_prompt_for(workspace: &std::path::Path) -> String {
-    let workspace = workspace.to_path_buf();
-    tokio::task::spawn_blocking(move || build_system_prompt(&workspace))
-        .await
-        .unwrap_or_else(|e| {
-            tracing::error!(error = %e, "building the system prompt failed");
-            String::new()
-        })
-}
-
-/// The system prompt for a new session in `workspace`. Blocking: runs git.
-pub fn build_system_prompt(workspace: &std::path::Path) -> String {
-    let global_dir = config::global_config_dir(&|k: &str| std::env::var(k).ok());
-    let cwd = std::env::current_dir()
-        .ok()
-        .filter(|c| c.starts_with(workspace))
-        .unwrap_or_else(|| workspace.to_path_buf());
-    let paths = saki_pod::instructions::agents_md_paths(workspace, &cwd, global_dir.as_deref());
-    let instructions = saki_pod::instructions::project_instructions(&paths);
-    saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
-}
-
-/// What the person should know about this session's setup: config keys ignored because
-/// the workspace is not trusted, and a sandbox that is not in force.
-pub fn setup_alerts(resolved: &config::Resolved, sandbox: &SandboxStatus) -> Vec<Alert> {
-    let mut alerts: Vec<Alert> = resolved
-        .ignored
-        .iter()
-        .map(|key| Alert {
-            level: AlertLevel::Warn,
-            message: format!(
-                "ignored {key}: this workspace is not trusted (`saki trust` trusts it)"
-            ),
-        })
-        .collect();
-    if sandbox.mode != SandboxMode::Off && !sandbox.enforced {
-        alerts.push(Alert {
-            level: AlertLevel::Warn,
-            message: format!(
-                "shell commands run without a sandbox ({}); only approvals protect this machine",
-                sandbox.detail
-            ),
-        });
-    }
-    alerts
-}
-
-fn report_alert(alert: &Alert, json_mode: bool) {
+pub(crate) fn report_alert(alert: &Alert, json_mode: bool) {
     if json_mode {
         emit(&json!({"type": "alert", "level": alert.level, "message": alert.message}));
     }
@@ -226,7 +80,33 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let (mut resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, None) {
+    let resume = match args.run.resume() {
+        Ok(resume) => resume,
+        Err(message) => {
+            failed(json_mode, "usage", &message);
+            return ExitCode::Usage;
+        }
+    };
+    let store = match session::store() {
+        Ok(store) => store,
+        Err(message) => {
+            failed(json_mode, "session", &message);
+            return ExitCode::Internal;
+        }
+    };
+    // A session to resume is loaded first: its provider and model are used unless flags
+    // name others.
+    let loaded = match session::load(&store, &resume, workspace.root()) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            failed(json_mode, "session", &message);
+            return ExitCode::Usage;
+        }
+    };
+    let recorded = loaded
+        .as_ref()
+        .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
+    let (mut resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, recorded) {
         Ok(r) => r,
         Err(e) => {
             failed(json_mode, "config", &e.to_string());
@@ -241,13 +121,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 return ExitCode::Config;
             }
         };
-    let (workspace, sandbox) = match setup::shell(&workspace, &resolved, args.run.sandbox) {
-        Ok(w) => w,
-        Err(message) => {
-            failed(json_mode, "internal", &message);
-            return ExitCode::Internal;
-        }
-    };
     let prompt = match read_prompt(args.prompt.as_deref()) {
         Ok(p) => p,
         Err(message) => {
@@ -261,104 +134,50 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     }
     // Before anything reads or writes the workspace: what a killed saki left is repaired.
     let recovered = setup::recover();
-    let client = match setup::client(&resolved) {
-        Ok(c) => c,
-        Err(e) => {
-            failed(json_mode, e.kind(), &e.to_string());
-            return exit_code_for(&e);
+    // A resumed session keeps its own system prompt; only a new one needs git.
+    let system_prompt = match loaded {
+        None => session::system_prompt_for(workspace.root()).await,
+        Some(_) => String::new(),
+    };
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let front = setup::FrontEnd {
+        approver: Some(Arc::new(DenyWithoutAsking)),
+        events: events_tx,
+        store: Some(store),
+        system_prompt,
+        suggestions: args.follow_ups > 0,
+    };
+    let (mut engine, sandbox) = match setup::engine(
+        &resolved,
+        hooks,
+        &args.provider,
+        &args.run,
+        &workspace,
+        front,
+    ) {
+        Ok(built) => built,
+        Err((code, message)) => {
+            let kind = if code == ExitCode::Internal {
+                "internal"
+            } else {
+                "config"
+            };
+            failed(json_mode, kind, &message);
+            return code;
         }
     };
-    let tools = match saki_tools::builtin_server(workspace.clone()) {
-        Ok(t) => Arc::new(t),
-        Err(e) => {
-            failed(json_mode, "internal", &e.to_string());
-            return ExitCode::Internal;
-        }
+    let opened = match loaded {
+        None => engine.ensure_session(&prompt),
+        Some(loaded) => engine.continue_loaded(loaded).await,
     };
-    let mut worker_config = WorkerConfig::new(resolved.model.clone());
-    worker_config.max_output_tokens = args
-        .provider
-        .max_output_tokens
-        .or(resolved.requested_max_output);
-    worker_config.thinking = args.provider.thinking.then(ThinkingConfig::default);
-    worker_config.max_turns = args.run.max_turns as usize;
-    worker_config.tool_call_recovery = resolved.tool_call_recovery;
-    worker_config.first_tool_call_required = resolved.first_tool_call_required;
-    worker_config.temperature = resolved.temperature;
-    let mut worker = Worker::new(client.clone(), tools, worker_config);
-    // Tokens of background work (compaction summaries, follow-ups), apart from the turns.
-    let background = BackgroundUsage::new();
-    worker.set_context_guard(Arc::new(
-        setup::compactor(&resolved, client, &hooks, workspace.clone())
-            .with_background_usage(background.clone()),
-    ));
-    // `@path` references: resolved now, attached right after the user item.
-    let (user_text, file_items, ref_alerts) = FsView::new(workspace.clone())
-        .prepare(&parse_prompt(&prompt), resolved.tool_output_max_bytes);
-    let pod = PodInterceptor::default();
-    pod.stash(file_items);
-    worker.add_interceptor(Arc::new(pod));
-    worker.add_interceptor(Arc::new(ApprovalPolicy::new(
-        args.run.approval,
-        Arc::new(DenyWithoutAsking),
-        workspace.clone(),
-    )));
-    if !hooks.is_empty() {
-        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
-    }
-
-    let resume = match args.run.resume() {
-        Ok(resume) => resume,
+    let session_id = match opened.and_then(|()| {
+        engine
+            .session_id()
+            .ok_or_else(|| "the session log could not be opened".to_owned())
+    }) {
+        Ok(id) => id,
         Err(message) => {
-            failed(json_mode, "usage", &message);
-            return ExitCode::Usage;
-        }
-    };
-    // Reading or creating the session log, and the new session's system prompt (git),
-    // are blocking work: off the runtime's threads.
-    let (root, resume_as) = (workspace.root().to_path_buf(), resume.clone());
-    let (provider, model, title) = (
-        resolved.provider.clone(),
-        resolved.model.clone(),
-        prompt.clone(),
-    );
-    let opened = tokio::task::spawn_blocking(move || {
-        let store = session::store()?;
-        session::open(
-            &store,
-            &resume_as,
-            &root.display().to_string(),
-            &provider,
-            &model,
-            &title,
-            || build_system_prompt(&root),
-        )
-        .map_err(|e| e.to_string())
-    })
-    .await
-    .unwrap_or_else(|e| Err(format!("opening the session failed: {e}")));
-    let mut alerts = setup_alerts(&resolved, &sandbox);
-    alerts.extend(recovered.into_iter().map(|message| Alert {
-        level: AlertLevel::Warn,
-        message,
-    }));
-    let recorder = match opened {
-        Ok(opened) => {
-            worker.set_history(opened.history);
-            worker.set_system_prompt(Some(opened.system_prompt));
-            alerts.extend(opened.warnings.into_iter().map(|message| Alert {
-                level: AlertLevel::Warn,
-                message,
-            }));
-            // Items are written by the log's own thread; each is on disk before the next
-            // request goes out.
-            worker.set_durability(Arc::new(opened.recorder.clone()));
-            let key = setup::prompt_cache_key(&resolved, &opened.recorder.id());
-            worker.client().set_prompt_cache_key(key);
-            opened.recorder
-        }
-        Err(e) => {
-            failed(json_mode, "session", &e);
+            failed(json_mode, "session", &message);
             return if matches!(resume, Resume::New) {
                 ExitCode::Internal
             } else {
@@ -366,76 +185,96 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             };
         }
     };
-
-    let printer = PlainPrinter::default();
     if json_mode {
-        let items = JsonItems::default();
-        worker
-            .timeline_mut()
-            .on_text_block(items.clone())
-            .on_thinking_block(items.clone());
-        let r = recorder.clone();
-        worker.set_observer(Arc::new(move |e| {
-            r.observe(e);
-            items.worker_event(e);
-        }));
         emit(
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
-            "approval": args.run.approval, "cwd": workspace.root(), "session_id": recorder.id(),
+            "approval": args.run.approval, "cwd": workspace.root(), "session_id": session_id,
             "resumed": !matches!(resume, Resume::New), "sandbox": sandbox}),
         );
-    } else {
-        worker
-            .timeline_mut()
-            .on_text_block(printer.clone())
-            .on_thinking_block(printer.clone());
-        let p = printer.clone();
-        let r = recorder.clone();
-        worker.set_observer(Arc::new(move |e| {
-            r.observe(e);
-            p.worker_event(e);
-        }));
     }
-
-    let cancel = setup::cancel_on_ctrl_c();
-    alerts.extend(ref_alerts);
+    let mut alerts = setup::setup_alerts(&resolved, &sandbox);
+    alerts.extend(recovered.into_iter().map(|message| Alert {
+        level: AlertLevel::Warn,
+        message,
+    }));
     for alert in &alerts {
         report_alert(alert, json_mode);
     }
-    let result = crate::panics::guarded(worker.run_turn(user_text, cancel.clone())).await;
-    printer.finish_line();
-    let code = match result {
-        Ok(result) => finish_turn(result, json_mode, &background),
-        Err(panic) => {
-            failed(json_mode, "internal", &crate::panics::failure(&panic));
-            return ExitCode::Internal;
+    let background = engine.background_usage();
+    let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut engine_task = tokio::spawn(engine.run(action_rx));
+    let cancel = setup::cancel_on_ctrl_c();
+    let quit = actions.clone();
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        let _ = quit.send(Action::Quit);
+    });
+    let _ = actions.send(Action::Submit { text: prompt });
+    let mut front = ExecFront::new(
+        json_mode,
+        args.follow_ups,
+        background.clone(),
+        actions.clone(),
+    );
+    let mut ended = None;
+    let code = loop {
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { continue };
+                if let Next::Done(code) = front.on_event(event) {
+                    break Some(code);
+                }
+            }
+            // The engine ended before the run did: quit between turns, or a panic.
+            joined = &mut engine_task, if ended.is_none() => {
+                ended = Some(joined);
+                // What it reported before it ended still counts.
+                let mut done = None;
+                while let Ok(event) = events.try_recv() {
+                    if let Next::Done(code) = front.on_event(event) {
+                        done = Some(code);
+                        break;
+                    }
+                }
+                break done;
+            }
         }
     };
-    if code != ExitCode::Success || args.follow_ups == 0 {
-        return code;
-    }
-    saki_followup::cleanup_stale(&saki_followup::default_base());
-    let mut speculator = saki_followup::Speculator::new(
-        worker.client().clone(),
-        resolved.read_ahead_model.clone(),
-        args.run.approval,
-        workspace,
-    );
-    speculator.tool_call_recovery = resolved.tool_call_recovery;
-    speculator.first_tool_call_required = resolved.first_tool_call_required;
-    speculator.batch_ids = worker.batch_ids();
-    speculator.hooks = Some(hooks.clone());
-    speculator.usage = background.clone();
-    let follow_ups = FollowUps {
-        background,
-        count: args.follow_ups,
-        speculator,
-        hooks,
-        json: json_mode,
-        printer,
+    let _ = actions.send(Action::Quit);
+    front.printer.finish_line();
+    let joined = match ended {
+        Some(joined) => joined,
+        None => engine_task.await,
     };
-    follow_ups.run(&mut worker, cancel).await
+    let stats = match joined {
+        Ok(stats) => stats,
+        Err(e) if e.is_panic() => {
+            let message = crate::panics::message(e.into_panic());
+            failed(json_mode, "internal", &crate::panics::failure(&message));
+            return ExitCode::Internal;
+        }
+        Err(_) => Default::default(),
+    };
+    let Some(code) = code else {
+        // Quit before the turn reported its end: the run was interrupted between turns.
+        failed_spent(json_mode, "cancelled", "cancelled", Some(&background));
+        return ExitCode::Interrupted;
+    };
+    if args.follow_ups > 0 {
+        // What reading ahead did and cost: `--json` reports background tokens no
+        // `turn.completed` carried yet (after a failure `turn.failed` did, and it must
+        // stay the last line); plain mode prints the read-ahead line.
+        let rest = background.take();
+        if json_mode {
+            if !rest.is_empty() && code == ExitCode::Success {
+                emit(&json!({"type": "background_usage", "background_usage": rest.to_json()}));
+            }
+        } else {
+            eprintln!("[{}]", stats.summary_line());
+        }
+    }
+    code
 }
 
 /// Why a prompt cannot be sent, when it alone does not fit the model's window (less the

@@ -1,10 +1,11 @@
 //! The `saki` command.
 
+mod args;
 mod compact;
 mod config;
 mod exec;
+mod exec_front;
 mod exit;
-mod followups;
 mod interactive;
 mod local;
 mod mcp_cmd;
@@ -12,7 +13,6 @@ mod mcp_config;
 pub mod mcp_setup;
 mod output;
 mod panics;
-mod recorder;
 mod session;
 mod setup;
 mod trust;
@@ -93,7 +93,7 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let system = exec::build_system_prompt(workspace.root());
+    let system = session::build_system_prompt(workspace.root());
     let tools = match saki_tools::builtin_server(workspace) {
         Ok(t) => t.definitions(),
         Err(e) => {

@@ -30,32 +30,7 @@ pub fn compaction_json(report: &CompactionReport) -> Value {
     event
 }
 
-/// One line for people: what happened and the tokens before and after.
-pub fn compaction_line(report: &CompactionReport) -> String {
-    let status = serde_json::to_value(report.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let mut line = format!(
-        "[compaction] {status} ({}): {} → {} tokens",
-        report.trigger.as_str(),
-        report.tokens_before,
-        report.tokens_after
-    );
-    if report.summarized > 0 {
-        line.push_str(&format!("; {} items summarized", report.summarized));
-    }
-    if report.pruned > 0 {
-        line.push_str(&format!("; {} old tool outputs cleared", report.pruned));
-    }
-    if !report.auto_read.is_empty() {
-        line.push_str(&format!("; re-read {}", report.auto_read.join(", ")));
-    }
-    if let Some(message) = &report.message {
-        line.push_str(&format!(" — {message}"));
-    }
-    line
-}
+pub use saki_engine::describe::compaction_line;
 
 /// Streams assistant text to stdout and thinking (dimmed on a terminal) to stderr.
 #[derive(Clone, Default)]

@@ -1,21 +1,9 @@
-//! A panic inside a turn (a bug, or a case nobody foresaw) ends the turn as a failure
+//! A panic inside the engine (a bug, or a case nobody foresaw) ends the run as a failure
 //! that says so, with the usual exit status and `turn.failed` line, instead of killing
-//! the process with no trace in `--json` output.
+//! the process with no trace in `--json` output: the engine runs as a task, and its
+//! front end reports the task's panic.
 
-use futures::FutureExt;
 use std::any::Any;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-
-/// Runs `future`; a panic becomes `Err` with its message.
-pub async fn guarded<F: Future>(future: F) -> Result<F::Output, String> {
-    // The state a panic may leave half-changed (the worker's history) is not used again:
-    // the caller ends the turn and the process.
-    AssertUnwindSafe(future)
-        .catch_unwind()
-        .await
-        .map_err(message)
-}
 
 /// The text of a panic's payload.
 pub fn message(payload: Box<dyn Any + Send>) -> String {
@@ -38,21 +26,18 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_panic_becomes_its_message() {
-        assert_eq!(guarded(async { 7 }).await, Ok(7));
-        let got = guarded(async {
+    async fn a_panicking_task_gives_its_message() {
+        let boom = tokio::spawn(async {
             if true {
                 panic!("boom {}", 1);
             }
-        })
-        .await;
-        assert_eq!(got, Err("boom 1".to_owned()));
-        let got = guarded(async {
-            if true {
-                panic!("static");
-            }
-        })
-        .await;
-        assert_eq!(got, Err("static".to_owned()));
+        });
+        let payload = boom.await.unwrap_err().into_panic();
+        assert_eq!(message(payload), "boom 1");
+        let payload = tokio::spawn(async { panic!("static") })
+            .await
+            .unwrap_err()
+            .into_panic();
+        assert_eq!(message(payload), "static");
     }
 }

@@ -1,10 +1,9 @@
-//! Sessions for the command line: opening or resuming one for `exec`, recording every
-//! committed item, and `saki sessions`.
+//! Sessions for the command line: where they are kept, and `saki sessions`. Opening and
+//! recording them is the engine's (`saki_engine::open`, `Recorder`).
 
 use crate::exit::ExitCode;
-pub use crate::recorder::{FailureReporter, Recorder};
-use saki_llm_worker::Item;
-use saki_pod::{close_dangling_calls, LoadedSession, SessionMeta, SessionStore, StoreError};
+pub use saki_engine::{ago, continue_session, FailureReporter, Resume};
+use saki_pod::{LoadedSession, SessionStore};
 
 pub fn store() -> Result<SessionStore, String> {
     let env = |k: &str| std::env::var(k).ok();
@@ -13,97 +12,43 @@ pub fn store() -> Result<SessionStore, String> {
         .ok_or_else(|| "cannot find a place for sessions: set XDG_DATA_HOME or HOME".to_owned())
 }
 
-/// A session ready for a run.
-pub struct Opened {
-    pub recorder: Recorder,
-    pub history: Vec<Item>,
-    /// The session's system prompt (a resumed one keeps its original).
-    pub system_prompt: String,
-    /// Problems found while loading, to be shown as alerts.
-    pub warnings: Vec<String>,
-    pub meta: SessionMeta,
+/// The system prompt for a new session in `workspace`, built on the blocking pool (it
+/// runs git and reads AGENTS.md files).
+pub async fn system_prompt_for(workspace: &std::path::Path) -> String {
+    let workspace = workspace.to_path_buf();
+    tokio::task::spawn_blocking(move || build_system_prompt(&workspace))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "building the system prompt failed");
+            String::new()
+        })
 }
 
-/// Which session `exec` continues.
-#[derive(Debug, Clone)]
-pub enum Resume {
-    New,
-    Id(String),
-    Last,
+/// The system prompt for a new session in `workspace`. Blocking: runs git.
+pub fn build_system_prompt(workspace: &std::path::Path) -> String {
+    let global_dir = crate::config::global_config_dir(&|k: &str| std::env::var(k).ok());
+    let cwd = std::env::current_dir()
+        .ok()
+        .filter(|c| c.starts_with(workspace))
+        .unwrap_or_else(|| workspace.to_path_buf());
+    let paths = saki_pod::instructions::agents_md_paths(workspace, &cwd, global_dir.as_deref());
+    let instructions = saki_pod::instructions::project_instructions(&paths);
+    saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
 }
 
-/// Opens the session for a run: a new one, or an earlier one with its history (dangling
-/// tool calls closed, so the next request is well-formed).
-pub fn open(
+/// The session `resume` names, loaded (`None` for a new one); `Err` says why it cannot be.
+pub fn load(
     store: &SessionStore,
     resume: &Resume,
-    workspace: &str,
-    provider: &str,
-    model: &str,
-    prompt: &str,
-    // Built only for a new session (it runs git): a resumed one keeps its own.
-    system_prompt: impl FnOnce() -> String,
-) -> Result<Opened, StoreError> {
-    let loaded = match resume {
-        Resume::New => {
-            let system_prompt = system_prompt();
-            let writer = store.create(workspace, provider, model, prompt, Some(&system_prompt))?;
-            let meta = writer.meta().clone();
-            return Ok(Opened {
-                meta,
-                recorder: Recorder::new(writer),
-                history: Vec::new(),
-                system_prompt,
-                warnings: Vec::new(),
-            });
-        }
-        Resume::Id(id) => store.load(id)?,
-        Resume::Last => store.latest_for(workspace)?,
-    };
-    continue_session(store, loaded, system_prompt, None)
-}
-
-/// Continues a loaded session: appends to its file, closes dangling tool calls (recorded,
-/// so the next request is well-formed; each says what is known of its effect), and keeps the system prompt it started with, so
-/// the prefix stays identical (`fallback` only for sessions written before it was stored).
-pub fn continue_session(
-    store: &SessionStore,
-    loaded: LoadedSession,
-    fallback: impl FnOnce() -> String,
-    reporter: Option<FailureReporter>,
-) -> Result<Opened, StoreError> {
-    let warnings = loaded
-        .warnings
-        .iter()
-        .map(|w| format!("session {}: {w}", loaded.meta.id))
-        .collect();
-    let mut recorder = Recorder::new(store.append_to(&loaded)?);
-    if let Some(reporter) = reporter {
-        recorder = recorder.with_reporter(reporter);
-    }
-    let mut items = loaded.items;
-    // What a dangling call did is judged in the session's own workspace.
-    let workspace = saki_tools::Workspace::new(&loaded.meta.workspace).ok();
-    for item in close_dangling_calls(&mut items, workspace.as_ref()) {
-        recorder.record(&item);
-    }
-    let system = loaded.meta.system_prompt.clone().unwrap_or_else(fallback);
-    Ok(Opened {
-        recorder,
-        history: items,
-        system_prompt: system,
-        warnings,
-        meta: loaded.meta,
-    })
-}
-
-pub(crate) fn ago(created: u64) -> String {
-    let secs = saki_pod::store::now_secs().saturating_sub(created);
-    match secs {
-        0..=59 => format!("{secs}s ago"),
-        60..=3599 => format!("{}m ago", secs / 60),
-        3600..=86_399 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
+    workspace: &std::path::Path,
+) -> Result<Option<LoadedSession>, String> {
+    match resume {
+        Resume::New => Ok(None),
+        Resume::Id(id) => store.load(id).map(Some).map_err(|e| e.to_string()),
+        Resume::Last => store
+            .latest_for(&workspace.display().to_string())
+            .map(Some)
+            .map_err(|e| e.to_string()),
     }
 }
 

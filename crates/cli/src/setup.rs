@@ -1,13 +1,15 @@
 //! Wiring shared by the commands that talk to a model: config resolution, the client,
-//! and the compaction policy.
+//! the compaction policy, and the engine every front end runs.
 
+use crate::args::ProviderArgs;
 use crate::config::{self, ConfigError, Overrides, Resolved};
-use crate::exec::ProviderArgs;
 use crate::exit::ExitCode;
 use nix::sys::signal::Signal;
-use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError};
+use saki_engine::{Engine, EngineEvent, ModelResolver, Parts, Settings};
+use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError, ThinkingConfig};
 use saki_llm_worker::hook::Hooks;
-use saki_pod::{CompactionSettings, Compactor, FsView};
+use saki_llm_worker::WorkerConfig;
+use saki_pod::{Alert, AlertLevel, CompactionSettings, SessionStore};
 use saki_tools::sandbox::{self, SandboxMode, SandboxPolicy, SandboxStatus};
 use saki_tools::{ShellRuntime, Workspace};
 use std::path::PathBuf;
@@ -184,15 +186,115 @@ pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
     settings
 }
 
+/// The compaction policy `saki compact` applies (sessions' engines build their own).
 pub fn compactor(
     resolved: &Resolved,
     client: Client,
     hooks: &Hooks,
     workspace: Arc<Workspace>,
-) -> Compactor {
-    Compactor::new(client, compaction_settings(resolved))
+) -> saki_pod::Compactor {
+    saki_pod::Compactor::new(client, compaction_settings(resolved))
         .with_hooks(hooks.clone())
-        .with_fs(FsView::new(workspace))
+        .with_fs(saki_pod::FsView::new(workspace))
+}
+
+/// The engine's settings for `resolved`, with the request knobs the flags set.
+pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32) -> Settings {
+    let mut worker = WorkerConfig::new(resolved.model.clone());
+    worker.max_output_tokens = args.max_output_tokens.or(resolved.requested_max_output);
+    worker.thinking = args.thinking.then(ThinkingConfig::default);
+    worker.max_turns = max_turns as usize;
+    worker.tool_call_recovery = resolved.tool_call_recovery;
+    worker.first_tool_call_required = resolved.first_tool_call_required;
+    worker.temperature = resolved.temperature;
+    Settings {
+        provider: resolved.provider.clone(),
+        worker,
+        read_ahead_model: resolved.read_ahead_model.clone(),
+        context_window: resolved.limits.context_window,
+        tool_output_max_bytes: resolved.tool_output_max_bytes,
+        compaction: compaction_settings(resolved),
+        // Only servers known to keep a prompt cache (llama.cpp, Ollama), on this machine.
+        prewarm: resolved.prewarm
+            && resolved.server.is_some()
+            && saki_engine::is_local(&resolved.base_url),
+        prompt_cache_key_by_session: prompt_cache_key(resolved, "").is_some(),
+    }
+}
+
+/// `/model`: config resolved again with the person's choices, on the same provider (a
+/// model name never moves the session to another server).
+struct ConfigResolver {
+    workspace: PathBuf,
+    args: ProviderArgs,
+    provider: String,
+    max_turns: u32,
+}
+
+impl ModelResolver for ConfigResolver {
+    fn resolve(&self, model: Option<&str>, fast_model: Option<&str>) -> Result<Settings, String> {
+        let mut args = self.args.clone();
+        args.provider = Some(self.provider.clone());
+        if let Some(model) = model {
+            args.model = Some(model.to_owned());
+        }
+        if let Some(fast) = fast_model {
+            args.fast_model = Some(fast.to_owned());
+        }
+        let (resolved, _) = resolve(&self.workspace, &args, None).map_err(|e| e.to_string())?;
+        Ok(engine_settings(&resolved, &args, self.max_turns))
+    }
+}
+
+/// What differs between front ends when they build an engine.
+pub struct FrontEnd {
+    /// Who answers approvals (`None`: the person, through engine events).
+    pub approver: Option<Arc<dyn saki_tools::Approver>>,
+    pub events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
+    pub store: Option<SessionStore>,
+    /// A new session's system prompt (empty when a session is resumed: it has its own).
+    pub system_prompt: String,
+    pub suggestions: bool,
+}
+
+/// The engine for a session: client, shell runtime with its sandbox, tools and settings.
+/// Returns it with the sandbox really in force; `Err` carries the exit code.
+pub fn engine(
+    resolved: &Resolved,
+    hooks: Hooks,
+    provider: &ProviderArgs,
+    run: &crate::args::RunArgs,
+    workspace: &Workspace,
+    front: FrontEnd,
+) -> Result<(Engine, SandboxStatus), (ExitCode, String)> {
+    let client = client(resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
+    let (workspace, sandbox) =
+        shell(workspace, resolved, run.sandbox).map_err(|e| (ExitCode::Internal, e))?;
+    let tools = saki_tools::builtin_server(workspace.clone())
+        .map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    let root = workspace.root().to_path_buf();
+    let engine = Engine::new(Parts {
+        client,
+        tools: Arc::new(tools),
+        workspace,
+        settings: engine_settings(resolved, provider, run.max_turns),
+        hooks,
+        mode: run.approval,
+        approver: front.approver,
+        store: front.store,
+        sandbox: sandbox.clone(),
+        system_prompt: front.system_prompt,
+        prompt_builder: Arc::new(move || crate::session::build_system_prompt(&root)),
+        suggestions: front.suggestions,
+        resolver: Some(Arc::new(ConfigResolver {
+            workspace: run.dir(),
+            args: provider.clone(),
+            provider: resolved.provider.clone(),
+            max_turns: run.max_turns,
+        })),
+        events: front.events,
+    });
+    Ok((engine, sandbox))
 }
 
 /// How shell commands run in this session: the environment, a private temp dir and the
@@ -251,6 +353,31 @@ pub fn shell(
     workspace.set_shell_runtime(Arc::new(runtime));
     workspace.set_output_cap(resolved.tool_output_max_bytes);
     Ok((Arc::new(workspace), status))
+}
+
+/// What the person should know about this session's setup: config keys ignored because
+/// the workspace is not trusted, and a sandbox that is not in force.
+pub fn setup_alerts(resolved: &config::Resolved, sandbox: &SandboxStatus) -> Vec<Alert> {
+    let mut alerts: Vec<Alert> = resolved
+        .ignored
+        .iter()
+        .map(|key| Alert {
+            level: AlertLevel::Warn,
+            message: format!(
+                "ignored {key}: this workspace is not trusted (`saki trust` trusts it)"
+            ),
+        })
+        .collect();
+    if sandbox.mode != SandboxMode::Off && !sandbox.enforced {
+        alerts.push(Alert {
+            level: AlertLevel::Warn,
+            message: format!(
+                "shell commands run without a sandbox ({}); only approvals protect this machine",
+                sandbox.detail
+            ),
+        });
+    }
+    alerts
 }
 
 /// The signal (SIGTERM or SIGHUP) that told saki to stop, 0 for none.

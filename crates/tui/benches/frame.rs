@@ -66,7 +66,7 @@ fn filled(n: usize) -> App {
             }
         };
         for item in items {
-            app.apply(EngineEvent::Committed(item), now);
+            app.apply(EngineEvent::committed(item), now);
         }
         i += 1;
     }
@@ -104,7 +104,7 @@ fn streaming_frames(n: usize, frames: usize) -> Figures {
     for k in 0..frames {
         let started = Instant::now();
         app.apply(
-            EngineEvent::TextDelta(words[k % words.len()].to_owned()),
+            EngineEvent::text_delta(words[k % words.len()].to_owned()),
             now,
         );
         terminal.draw(|f| app.draw(f)).expect("draw");
@@ -126,12 +126,12 @@ fn keypress_frames(answer_kb: usize, frames: usize) -> Figures {
         .map_or(0, |k| format!("{k:?}").len())
         < answer_kb * 1024
     {
-        app.apply(EngineEvent::TextDelta(ANSWER.to_owned()), now);
+        app.apply(EngineEvent::text_delta(ANSWER.to_owned()), now);
     }
     terminal.draw(|f| app.draw(f)).expect("draw");
     let mut times = Vec::with_capacity(frames);
     for k in 0..frames {
-        app.apply(EngineEvent::TextDelta("word ".into()), now);
+        app.apply(EngineEvent::text_delta("word "), now);
         let started = Instant::now();
         let c = char::from(b'a' + (k % 26) as u8);
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), now);

@@ -7,27 +7,28 @@
 //! [`printable`] right before it is drawn.
 
 use crate::protocol::{EngineEvent, SessionEntry, Status};
-use saki_llm_worker::Item;
+use saki_llm_worker::{Item, TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
 use saki_tools::sanitize::{sanitize_in_place as clean, sanitize_json};
 
 /// `event` with every string in it sanitised.
 pub fn sanitized(event: EngineEvent) -> EngineEvent {
     match event {
         EngineEvent::Status(status) => EngineEvent::Status(status_of(status)),
-        EngineEvent::TextDelta(mut t) => {
+        EngineEvent::Text(TextBlockEvent::Delta(mut t)) => {
             clean(&mut t);
-            EngineEvent::TextDelta(t)
+            EngineEvent::Text(TextBlockEvent::Delta(t))
         }
-        EngineEvent::ThinkingDelta(mut t) => {
+        EngineEvent::Thinking(ThinkingBlockEvent::Delta(mut t)) => {
             clean(&mut t);
-            EngineEvent::ThinkingDelta(t)
+            EngineEvent::Thinking(ThinkingBlockEvent::Delta(t))
         }
-        EngineEvent::Committed(item) => EngineEvent::Committed(item_of(item)),
-        EngineEvent::TurnFinished { note } => EngineEvent::TurnFinished {
+        EngineEvent::Worker(event) => EngineEvent::Worker(worker_event_of(event)),
+        EngineEvent::TurnFinished { note, end } => EngineEvent::TurnFinished {
             note: note.map(|(level, mut m)| {
                 clean(&mut m);
                 (level, m)
             }),
+            end,
         },
         EngineEvent::Alert { level, mut message } => {
             clean(&mut message);
@@ -68,9 +69,42 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         }
         other @ (EngineEvent::Tokens(_)
         | EngineEvent::TurnStarted
-        | EngineEvent::ToolStarted(_)
+        | EngineEvent::Text(_)
+        | EngineEvent::Thinking(_)
+        | EngineEvent::NoSuggestion(_)
+        | EngineEvent::SpeculationEnded(_)
         | EngineEvent::Speculation(_)
         | EngineEvent::Stats(_)) => other,
+    }
+}
+
+/// A Worker report with the strings the UI shows sanitised.
+fn worker_event_of(event: WorkerEvent) -> WorkerEvent {
+    match event {
+        WorkerEvent::Committed(item) => WorkerEvent::Committed(item_of(item)),
+        WorkerEvent::CommittedMany(items) => {
+            WorkerEvent::CommittedMany(items.into_iter().map(item_of).collect())
+        }
+        WorkerEvent::ToolStarted { mut name, ctx } => {
+            clean(&mut name);
+            WorkerEvent::ToolStarted { name, ctx }
+        }
+        WorkerEvent::LoopDetected { mut reason } => {
+            clean(&mut reason);
+            WorkerEvent::LoopDetected { reason }
+        }
+        WorkerEvent::Retrying { mut reason } => {
+            clean(&mut reason);
+            WorkerEvent::Retrying { reason }
+        }
+        WorkerEvent::Compacted(mut compaction) => {
+            compaction.report.auto_read.iter_mut().for_each(clean);
+            compaction.report.message.as_mut().map(clean);
+            WorkerEvent::Compacted(compaction)
+        }
+        other @ (WorkerEvent::RequestStarted { .. }
+        | WorkerEvent::Usage(_)
+        | WorkerEvent::CallsRecovered(_)) => other,
     }
 }
 
@@ -143,8 +177,10 @@ mod tests {
     fn nothing_the_engine_sends_keeps_an_escape() {
         let esc = "x\x1b]52;c;ZWNobw==\x07\x1b[2J";
         let events = [
-            EngineEvent::TextDelta(esc.into()),
-            EngineEvent::Committed(Item::ToolResult {
+            EngineEvent::text_delta(esc),
+            EngineEvent::Worker(WorkerEvent::LoopDetected { reason: esc.into() }),
+            EngineEvent::Worker(WorkerEvent::Retrying { reason: esc.into() }),
+            EngineEvent::committed(Item::ToolResult {
                 name: "shell".into(),
                 content: esc.into(),
                 status: saki_llm_worker::ToolResultStatus::Success,

@@ -86,14 +86,14 @@ fn tab_enter(app: &mut App, now: Instant) {
 fn two_accepts(first: &str, second: &str) -> App {
     let mut app = app();
     let now = Instant::now();
-    app.apply(EngineEvent::Committed(Item::user("make a plan")), now);
+    app.apply(EngineEvent::committed(Item::user("make a plan")), now);
     app.apply(
-        EngineEvent::Committed(Item::AssistantText {
+        EngineEvent::committed(Item::AssistantText {
             text: "First notes.txt, then todo.txt.".into(),
         }),
         now,
     );
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.apply(EngineEvent::Suggestion("add notes.txt".into()), now);
     let now = now + Duration::from_millis(300);
     app.tick(now);
@@ -126,14 +126,14 @@ fn a_batch_id_repeated_by_an_older_session_log_stays_under_its_own_prompt() {
 fn offered(suggestion: &str) -> (App, Instant) {
     let mut app = app();
     let now = Instant::now();
-    app.apply(EngineEvent::Committed(Item::user("fix the parser")), now);
+    app.apply(EngineEvent::committed(Item::user("fix the parser")), now);
     app.apply(
-        EngineEvent::Committed(Item::AssistantText {
+        EngineEvent::committed(Item::AssistantText {
             text: "Fixed.".into(),
         }),
         now,
     );
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.apply(EngineEvent::Suggestion(suggestion.into()), now);
     let now = now + Duration::from_millis(300);
     app.tick(now);
@@ -188,7 +188,7 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
     let (mut app, now) = {
         let mut app = app();
         let now = Instant::now();
-        app.apply(EngineEvent::TurnFinished { note: None }, now);
+        app.apply(EngineEvent::finished(None), now);
         app.apply(EngineEvent::Suggestion("run the tests".into()), now);
         assert_eq!(app.take_actions(), vec![], "not before it shows");
         (app, now)
@@ -200,7 +200,7 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
     // Arriving while the person types: never shown, never reported.
     let mut app = self::app();
     let now = Instant::now();
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.on_key(key(KeyCode::Char('x')), now);
     app.apply(EngineEvent::Suggestion("run the tests".into()), now);
     app.tick(now + Duration::from_secs(1));
@@ -209,7 +209,7 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
 
     // Typed over while pending: dismissed, never reported as shown.
     let mut app = self::app();
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.apply(EngineEvent::Suggestion("run the tests".into()), now);
     app.on_key(key(KeyCode::Char('x')), now + Duration::from_millis(100));
     app.tick(now + Duration::from_secs(1));

@@ -61,7 +61,7 @@ fn streaming_answer() {
     let now = Instant::now();
     app.apply(EngineEvent::TurnStarted, now);
     app.apply(
-        EngineEvent::Committed(Item::User {
+        EngineEvent::committed(Item::User {
             text: "explain the parser".into(),
         }),
         now,
@@ -71,7 +71,7 @@ fn streaming_answer() {
         "1. a lexer\n2. a `Parser` that builds the tree\n\n```rust\nfn parse(",
         "input: &str) -> Tree {\n",
     ] {
-        app.apply(EngineEvent::TextDelta(delta.into()), now);
+        app.apply(EngineEvent::text_delta(delta), now);
     }
     insta::assert_snapshot!(screen(&mut app, 60, 20));
 }
@@ -105,14 +105,14 @@ fn tool_group_with_a_diff() {
     let now = Instant::now();
     app.apply(EngineEvent::TurnStarted, now);
     app.apply(
-        EngineEvent::Committed(Item::User {
+        EngineEvent::committed(Item::User {
             text: "rename greet to hello".into(),
         }),
         now,
     );
     let (read, edit, test) = (ctx("b1", "c1", 0), ctx("b1", "c2", 1), ctx("b1", "c3", 2));
     app.apply(
-        EngineEvent::Committed(tool_call(
+        EngineEvent::committed(tool_call(
             "read_file",
             serde_json::json!({"path": "src/lib.rs"}),
             read.clone(),
@@ -120,7 +120,7 @@ fn tool_group_with_a_diff() {
         now,
     );
     app.apply(
-        EngineEvent::Committed(tool_call(
+        EngineEvent::committed(tool_call(
             "edit",
             serde_json::json!({"path": "src/lib.rs", "old_string": "fn greet() {", "new_string": "fn hello() {"}),
             edit.clone(),
@@ -128,16 +128,16 @@ fn tool_group_with_a_diff() {
         now,
     );
     app.apply(
-        EngineEvent::Committed(tool_call(
+        EngineEvent::committed(tool_call(
             "shell",
             serde_json::json!({"command": "cargo test"}),
             test.clone(),
         )),
         now,
     );
-    app.apply(EngineEvent::ToolStarted(read.clone()), now);
+    app.apply(EngineEvent::tool_started("tool", read.clone()), now);
     app.apply(
-        EngineEvent::Committed(tool_result(
+        EngineEvent::committed(tool_result(
             "read_file",
             "pub fn greet() {}\n// two\n// three\n",
             ToolResultStatus::Success,
@@ -145,9 +145,9 @@ fn tool_group_with_a_diff() {
         )),
         now,
     );
-    app.apply(EngineEvent::ToolStarted(edit.clone()), now);
+    app.apply(EngineEvent::tool_started("tool", edit.clone()), now);
     app.apply(
-        EngineEvent::Committed(tool_result(
+        EngineEvent::committed(tool_result(
             "edit",
             "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n-fn greet() {\n+fn hello() {\n }\n",
             ToolResultStatus::Success,
@@ -155,7 +155,7 @@ fn tool_group_with_a_diff() {
         )),
         now,
     );
-    app.apply(EngineEvent::ToolStarted(test), now);
+    app.apply(EngineEvent::tool_started("tool", test), now);
     insta::assert_snapshot!(screen(&mut app, 70, 18));
 }
 
@@ -227,18 +227,18 @@ fn suggested(app: &mut App) -> Instant {
     let now = Instant::now();
     app.apply(EngineEvent::TurnStarted, now);
     app.apply(
-        EngineEvent::Committed(Item::User {
+        EngineEvent::committed(Item::User {
             text: "add a test for parse".into(),
         }),
         now,
     );
     app.apply(
-        EngineEvent::Committed(Item::AssistantText {
+        EngineEvent::committed(Item::AssistantText {
             text: "Added `parses_empty_input`.".into(),
         }),
         now,
     );
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.apply(EngineEvent::Suggestion("run the tests".into()), now);
     app.apply(EngineEvent::Speculation(saki_tui::SpecState::Running), now);
     now
@@ -345,7 +345,7 @@ fn ctrl_c_cancels_a_turn_then_quits_only_when_pressed_twice_on_an_idle_prompt() 
     app.apply(EngineEvent::TurnStarted, now);
     app.on_key(ctrl_c, now);
     assert_eq!(app.take_actions(), vec![Action::Cancel]);
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     app.on_key(ctrl_c, now);
     assert!(app.take_actions().is_empty());
     assert!(screen(&mut app, 80, 6).contains("press Ctrl+C again to quit"));
@@ -415,7 +415,7 @@ fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
     app.on_key(key(KeyCode::Enter), now);
     assert!(app.take_actions().is_empty());
     assert!(screen(&mut app, 60, 8).contains("queued: then this"));
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     assert_eq!(
         app.take_actions(),
         vec![Action::Submit {
@@ -430,7 +430,7 @@ fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
     app.on_key(key(KeyCode::Enter), now);
     app.on_key(key(KeyCode::Esc), now);
     assert_eq!(app.take_actions(), vec![Action::Cancel]);
-    app.apply(EngineEvent::TurnFinished { note: None }, now);
+    app.apply(EngineEvent::finished(None), now);
     assert!(
         app.take_actions().is_empty(),
         "a cancelled turn sends nothing queued"
@@ -464,7 +464,7 @@ fn escapes_decoded_from_json_or_markdown_never_reach_the_screen() {
     let evil = "x\u{1b}]52;c;ZWNobw==\u{7}\u{1b}[2J";
     // JSON arguments encode the ESC as \u001b: it only appears once they are parsed.
     app.apply(
-        EngineEvent::Committed(tool_call(
+        EngineEvent::committed(tool_call(
             "write_file",
             serde_json::json!({"path": evil, "content": evil}),
             ctx("b1", "c1", 0),
@@ -473,7 +473,7 @@ fn escapes_decoded_from_json_or_markdown_never_reach_the_screen() {
     );
     // Markdown character references decode to ESC and BEL.
     app.apply(
-        EngineEvent::TextDelta("see &#27;[2J and &#x1b;]52;c;eA==&#7; ok".into()),
+        EngineEvent::text_delta("see &#27;[2J and &#x1b;]52;c;eA==&#7; ok"),
         now,
     );
     let _answer = approval(&mut app, &format!("printf '{evil}'"), None);

@@ -1,32 +1,11 @@
-//! `saki` with no subcommand: the interactive terminal UI (saki-tui) driven by the
-//! engine here, which owns the same Worker, tools, session log and follow-up machinery
-//! as `exec`.
+//! `saki` with no subcommand: the interactive terminal UI (saki-tui) as a front end of
+//! the engine, which owns the session exactly as it does for `exec`.
 
-mod bridge;
-mod engine;
-mod prewarm;
-mod sessions;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_ahead;
-
-use crate::config::Resolved;
-use crate::exec::{ProviderArgs, RunArgs};
+use crate::args::{ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
-use crate::session::{self, Resume};
+use crate::session;
 use crate::setup;
-use bridge::{RecorderSlot, StreamForwarder, UiApprover, UiSender};
-use engine::Engine;
-use saki_llm_client::ThinkingConfig;
-use saki_llm_worker::hook::{HookInterceptor, Hooks};
-use saki_llm_worker::{BackgroundUsage, Worker, WorkerConfig};
-use saki_pod::{PodInterceptor, SessionStore};
-use saki_tools::sandbox::SandboxStatus;
-use saki_tools::{ApprovalPolicy, SessionGrants, SharedMode, Workspace};
 use saki_tui::{App, Theme};
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 
 /// Flags for the interactive UI (the same as `exec` where they mean the same).
 #[derive(Debug, Clone, clap::Args)]
@@ -39,27 +18,6 @@ pub struct InteractiveArgs {
     pub no_suggestions: bool,
     #[command(flatten)]
     pub provider: ProviderArgs,
-}
-
-/// Everything the engine starts with.
-pub(crate) struct Setup {
-    worker: Worker,
-    ui: UiSender,
-    workspace: Arc<Workspace>,
-    args: ProviderArgs,
-    resolved: Resolved,
-    hooks: Hooks,
-    pod: Arc<PodInterceptor>,
-    mode: SharedMode,
-    grants: Arc<SessionGrants>,
-    slot: RecorderSlot,
-    store: Option<SessionStore>,
-    tokens: Arc<AtomicU64>,
-    suggestions: bool,
-    sandbox: SandboxStatus,
-    /// Background tokens (suggestions, speculations, compaction summaries).
-    spent: BackgroundUsage,
-    main_usage: bridge::MainUsage,
 }
 
 pub fn run(args: InteractiveArgs) -> ExitCode {
@@ -103,13 +61,9 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     // A session to resume is loaded first: it fails before the UI opens, and its provider
     // and model are used unless flags name others (as in `exec`).
     let loaded = match (&resume, &store) {
-        (Resume::New, _) => Ok(None),
+        (session::Resume::New, _) => Ok(None),
         (_, Err(e)) => Err(e.clone()),
-        (Resume::Id(id), Ok(store)) => store.load(id).map(Some).map_err(|e| e.to_string()),
-        (Resume::Last, Ok(store)) => store
-            .latest_for(&workspace.root().display().to_string())
-            .map(Some)
-            .map_err(|e| e.to_string()),
+        (_, Ok(store)) => session::load(store, &resume, workspace.root()),
     };
     let loaded = match loaded {
         Ok(loaded) => loaded,
@@ -149,29 +103,46 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             message,
         });
     }
-    let system_prompt = crate::exec::system_prompt_for(workspace.root()).await;
-    let setup = match resolved.and_then(|(resolved, hooks)| {
-        let store = store.ok();
-        build(
-            &args,
-            resolved,
-            hooks,
-            workspace.clone(),
-            ui_tx,
-            store,
+    let system_prompt = crate::session::system_prompt_for(workspace.root()).await;
+    let built = resolved.and_then(|(resolved, hooks)| {
+        let suggestions = crate::config::suggestions_on(&resolved, args.no_suggestions);
+        let front = setup::FrontEnd {
+            approver: None,
+            events: ui_tx.clone(),
+            store: store.ok(),
             system_prompt,
-        )
-    }) {
-        Ok(s) => s,
+            suggestions,
+        };
+        let (engine, sandbox) = setup::engine(
+            &resolved,
+            hooks,
+            &args.provider,
+            &args.run,
+            &workspace,
+            front,
+        )?;
+        for alert in crate::setup::setup_alerts(&resolved, &sandbox) {
+            let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
+                level: saki_tui::Level::Warn,
+                message: alert.message,
+            });
+        }
+        Ok((engine, suggestions))
+    });
+    let (mut engine, suggestions) = match built {
+        Ok(built) => built,
         Err((code, message)) => {
             eprintln!("error: {message}");
             return code;
         }
     };
-    let suggestions = setup.suggestions;
-    let mut engine = Engine::new(setup);
     if let Some(loaded) = loaded {
-        engine.continue_loaded(loaded).await;
+        if let Err(e) = engine.continue_loaded(loaded).await {
+            let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
+                level: saki_tui::Level::Error,
+                message: format!("cannot resume: {e}"),
+            });
+        }
     }
     let app = App::new(
         engine.status(),
@@ -184,6 +155,9 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         "saki in {} · /help for commands · Ctrl+D quits",
         workspace.root().display()
     ));
+    // The engine holds the only senders now: when it ends (or panics), the UI sees its
+    // channel close.
+    drop(ui_tx);
     let engine_task = tokio::spawn(engine.run(action_rx));
     // SIGTERM / SIGHUP: quit like /quit (the turn is cancelled, its commands killed, the
     // session kept), and exit with the signal's code.
@@ -268,94 +242,39 @@ fn ask_trust_on(
     decision == crate::trust::Decision::Trust
 }
 
-/// Wires the Worker like `exec` does, with a UI approver and a shared approval mode.
-fn build(
-    args: &InteractiveArgs,
-    resolved: Resolved,
-    hooks: Hooks,
-    workspace: Arc<Workspace>,
-    ui: UiSender,
-    store: Option<SessionStore>,
-    system_prompt: String,
-) -> Result<Setup, (ExitCode, String)> {
-    let client =
-        setup::client(&resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
-    let (workspace, sandbox) = setup::shell(&workspace, &resolved, args.run.sandbox)
-        .map_err(|e| (ExitCode::Internal, e))?;
-    for alert in crate::exec::setup_alerts(&resolved, &sandbox) {
-        let _ = ui.send(saki_tui::EngineEvent::Alert {
-            level: saki_tui::Level::Warn,
-            message: alert.message,
-        });
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::config::FileConfig;
+
+    #[test]
+    fn the_trust_question_records_the_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let config = dir.path().join("config.toml");
+        let ignored = ["ws/.saki/config.toml: providers.openai.base_url\u{1b}[2J".to_owned()];
+        let mut shown = Vec::new();
+        assert!(!super::ask_trust_on(
+            &mut "n\n".as_bytes(),
+            &mut shown,
+            &ws,
+            &ignored,
+            Some(&config)
+        ));
+        let shown = String::from_utf8(shown).unwrap();
+        assert!(shown.contains("providers.openai.base_url") && !shown.contains('\u{1b}'));
+        let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+        assert_eq!(file.untrusted_directories.len(), 1);
+        assert!(super::ask_trust_on(
+            &mut "y\n".as_bytes(),
+            &mut Vec::new(),
+            &ws,
+            &ignored,
+            Some(&config)
+        ));
+        let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+        assert!(crate::trust::is_trusted(&file.trusted_directories, &ws));
+        assert!(file.untrusted_directories.is_empty());
     }
-    let tools = saki_tools::builtin_server(workspace.clone())
-        .map_err(|e| (ExitCode::Internal, e.to_string()))?;
-    let mut config = WorkerConfig::new(resolved.model.clone());
-    config.max_output_tokens = args
-        .provider
-        .max_output_tokens
-        .or(resolved.requested_max_output);
-    config.thinking = args.provider.thinking.then(ThinkingConfig::default);
-    config.max_turns = args.run.max_turns as usize;
-    config.tool_call_recovery = resolved.tool_call_recovery;
-    config.first_tool_call_required = resolved.first_tool_call_required;
-    config.temperature = resolved.temperature;
-    let mut worker = Worker::new(client.clone(), Arc::new(tools), config);
-    let spent = BackgroundUsage::new();
-    worker.set_context_guard(Arc::new(
-        setup::compactor(&resolved, client, &hooks, workspace.clone())
-            .with_background_usage(spent.clone()),
-    ));
-    worker.set_system_prompt(Some(system_prompt));
-    let pod = Arc::new(PodInterceptor::default());
-    worker.add_interceptor(pod.clone());
-    let mode = SharedMode::new(args.run.approval);
-    let grants = Arc::new(SessionGrants::default());
-    worker.add_interceptor(Arc::new(ApprovalPolicy::shared(
-        mode.clone(),
-        grants.clone(),
-        Arc::new(UiApprover(ui.clone())),
-        workspace.clone(),
-    )));
-    if !hooks.is_empty() {
-        worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
-    }
-    let forwarder = StreamForwarder(ui.clone());
-    worker
-        .timeline_mut()
-        .on_text_block(forwarder.clone())
-        .on_thinking_block(forwarder);
-    let slot = RecorderSlot::default();
-    let tokens = Arc::new(AtomicU64::new(0));
-    let main_usage = bridge::MainUsage::default();
-    worker.set_observer(bridge::observer(
-        ui.clone(),
-        slot.clone(),
-        tokens.clone(),
-        main_usage.clone(),
-        resolved.wire_api,
-    ));
-    worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
-    let suggestions = crate::config::suggestions_on(&resolved, args.no_suggestions);
-    if suggestions {
-        saki_followup::cleanup_stale(&saki_followup::default_base());
-    }
-    Ok(Setup {
-        worker,
-        ui,
-        workspace,
-        args: args.provider.clone(),
-        resolved,
-        hooks,
-        pod,
-        mode,
-        grants,
-        slot,
-        store,
-        tokens,
-        suggestions,
-        sandbox,
-        spent,
-        main_usage,
-    })
 }

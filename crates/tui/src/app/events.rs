@@ -3,6 +3,7 @@
 use super::{App, Picker};
 use crate::commands::{self, Command};
 use crate::protocol::{Action, EngineEvent, Level, SpecState};
+use saki_llm_worker::{TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
 use std::time::Instant;
 
 impl App {
@@ -68,11 +69,13 @@ impl App {
                 self.busy = true;
                 self.busy_since = Some(now);
             }
-            EngineEvent::TextDelta(delta) => self.transcript.text_delta(&delta),
-            EngineEvent::ThinkingDelta(delta) => self.transcript.thinking_delta(&delta),
-            EngineEvent::Committed(item) => self.transcript.commit(&item),
-            EngineEvent::ToolStarted(ctx) => self.transcript.tool_started(&ctx),
-            EngineEvent::TurnFinished { note } => {
+            EngineEvent::Text(TextBlockEvent::Delta(delta)) => self.transcript.text_delta(&delta),
+            EngineEvent::Thinking(ThinkingBlockEvent::Delta(delta)) => {
+                self.transcript.thinking_delta(&delta)
+            }
+            EngineEvent::Text(_) | EngineEvent::Thinking(_) => {}
+            EngineEvent::Worker(event) => self.worker_event(event),
+            EngineEvent::TurnFinished { note, .. } => {
                 self.transcript.end_turn();
                 if let Some((level, message)) = note {
                     self.transcript.alert(level, message);
@@ -86,6 +89,9 @@ impl App {
                     let _ = self.suggestion.offer(&text, now);
                 }
             }
+            // Reading ahead is shown by its state; why a suggestion or speculation did not
+            // come to anything is for the log.
+            EngineEvent::NoSuggestion(_) | EngineEvent::SpeculationEnded(_) => {}
             EngineEvent::Speculation(state) => {
                 if self.spec != SpecState::Off {
                     self.spec = state;
@@ -137,6 +143,35 @@ impl App {
                     });
                 }
             }
+        }
+    }
+
+    /// What the Worker reported. Accepted speculations are shown whole by `Accepted`, so
+    /// their `CommittedMany` is not drawn again.
+    fn worker_event(&mut self, event: WorkerEvent) {
+        match event {
+            WorkerEvent::Committed(item) => self.transcript.commit(&item),
+            WorkerEvent::ToolStarted { ctx, .. } => self.transcript.tool_started(&ctx),
+            WorkerEvent::Compacted(compaction) => {
+                let level = if compaction.report.status.is_failure() {
+                    Level::Warn
+                } else {
+                    Level::Info
+                };
+                let line = saki_engine::describe::compaction_line(&compaction.report);
+                self.transcript.alert(level, line);
+            }
+            WorkerEvent::LoopDetected { reason } => self.transcript.alert(
+                Level::Warn,
+                format!("{reason}; the model is asked to answer in text"),
+            ),
+            WorkerEvent::Retrying { reason } => self
+                .transcript
+                .alert(Level::Warn, format!("{reason}; trying again")),
+            WorkerEvent::CommittedMany(_)
+            | WorkerEvent::RequestStarted { .. }
+            | WorkerEvent::Usage(_)
+            | WorkerEvent::CallsRecovered(_) => {}
         }
     }
 }

@@ -6,7 +6,10 @@
 //! shows it at once; when the person accepts first, it is shown (and speculated) when it
 //! arrives.
 
-use super::Engine;
+use crate::protocol::{
+    EngineEvent, Level, NoSuggestion, SpecOutcome, SpecState, SpeculationEnded, TurnEnd,
+};
+use crate::Engine;
 use saki_followup::{
     accept, suggestion_allowed, AcceptError, CacheSafeParams, NotApplied, ReadAheadStats,
     Speculation, SpeculationStatus, Speculator,
@@ -15,7 +18,6 @@ use saki_llm_client::CancellationToken;
 use saki_llm_worker::hook::HookDecision;
 use saki_llm_worker::Item;
 use saki_tools::ApprovalMode;
-use saki_tui::{EngineEvent, Level, SpecState};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -23,15 +25,15 @@ use tokio::task::JoinHandle;
 
 /// What reads ahead after a turn: at most one of each.
 #[derive(Default)]
-pub(super) struct Ahead {
+pub(crate) struct Ahead {
     /// The suggestion and its speculation.
     background: Option<Background>,
     /// A completed speculation waiting for its suggestion to be submitted.
     ready: Option<Speculation>,
     /// The next suggestion after the ready (or just accepted) speculation.
     pipeline: Option<Pipeline>,
-    /// The pipelined suggestion, when it arrived before the accept.
-    next: Option<String>,
+    /// The pipelined suggestion (or why there is none), when it came before the accept.
+    next: Option<Result<String, NoSuggestion>>,
     /// Speculations accepted and discarded, and the time the accepted ones saved.
     accepted: u32,
     discarded: u32,
@@ -50,21 +52,21 @@ struct Background {
 
 struct Pipeline {
     cancel: CancellationToken,
-    handle: JoinHandle<Option<String>>,
+    handle: JoinHandle<Result<String, NoSuggestion>>,
     /// Its speculation was accepted meanwhile: the suggestion is offered when it arrives.
     accepted: bool,
 }
 
 /// What finished in the background.
-pub(super) enum AheadEvent {
+pub(crate) enum AheadEvent {
     Speculated(Option<Speculation>, Box<CacheSafeParams>),
-    Pipelined(Option<String>, bool),
+    Pipelined(Result<String, NoSuggestion>, bool),
 }
 
 impl Ahead {
     /// Waits for the background task or the pipelined suggestion, or forever when
     /// neither runs.
-    pub(super) async fn finished(&mut self) -> AheadEvent {
+    pub(crate) async fn finished(&mut self) -> AheadEvent {
         let Ahead {
             background,
             pipeline,
@@ -78,7 +80,9 @@ impl Ahead {
         };
         let pipelined = async {
             match pipeline {
-                Some(p) => (&mut p.handle).await.ok().flatten(),
+                Some(p) => (&mut p.handle)
+                    .await
+                    .unwrap_or_else(|e| Err(NoSuggestion::Failed(e.to_string()))),
                 None => std::future::pending().await,
             }
         };
@@ -100,12 +104,12 @@ impl Engine {
     fn speculator(&self) -> Speculator {
         let mut speculator = Speculator::new(
             self.worker.client().clone(),
-            self.resolved.read_ahead_model.clone(),
+            self.settings.read_ahead_model.clone(),
             self.mode.get(),
             self.workspace.clone(),
         );
-        speculator.tool_call_recovery = self.resolved.tool_call_recovery;
-        speculator.first_tool_call_required = self.resolved.first_tool_call_required;
+        speculator.tool_call_recovery = self.settings.worker.tool_call_recovery;
+        speculator.first_tool_call_required = self.settings.worker.first_tool_call_required;
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
         speculator.usage = self.spent.clone();
@@ -113,7 +117,7 @@ impl Engine {
     }
 
     /// What reading ahead did and cost so far.
-    pub(super) fn read_ahead_stats(&self) -> ReadAheadStats {
+    pub(crate) fn read_ahead_stats(&self) -> ReadAheadStats {
         ReadAheadStats {
             accepted: self.ahead.accepted,
             discarded: self.ahead.discarded,
@@ -127,7 +131,7 @@ impl Engine {
     }
 
     /// Accepts the ready speculation when `text` is its suggestion; true when it did.
-    pub(super) async fn try_accept(&mut self, text: &str) -> bool {
+    pub(crate) async fn try_accept(&mut self, text: &str) -> bool {
         let matches = self
             .ahead
             .ready
@@ -150,6 +154,7 @@ impl Engine {
                     Level::Warn,
                     format!("the prompt was cancelled by a hook: {reason}"),
                 )),
+                end: TurnEnd::AcceptRefused { reason },
             });
             return true;
         }
@@ -164,6 +169,13 @@ impl Engine {
             }
             Err(e) => {
                 self.ahead.discarded += 1;
+                self.send(EngineEvent::SpeculationEnded(SpeculationEnded {
+                    suggestion: text.to_owned(),
+                    outcome: SpecOutcome::Discarded,
+                    reason: Some(e.to_string()),
+                    items: 0,
+                    files: Vec::new(),
+                }));
                 self.alert(
                     Level::Info,
                     format!("the speculation was discarded ({e}); running it now"),
@@ -184,7 +196,11 @@ impl Engine {
         self.worker.commit_items(accepted.items.clone());
         // Durable before the next suggestion's request carries them.
         self.worker.flushed().await;
-        let pipelined = self.ahead.next.take();
+        let (pipelined, no_next) = match self.ahead.next.take() {
+            Some(Ok(text)) => (Some(text), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
         let saved_ms = u64::try_from(accepted.time_saved.as_millis()).unwrap_or(u64::MAX);
         self.ahead.accepted += 1;
         self.ahead.saved_ms = self.ahead.saved_ms.saturating_add(saved_ms);
@@ -204,7 +220,10 @@ impl Engine {
             (Some(next), _) => self.start_background(Some(next)),
             // Still on its way: offered when it arrives.
             (None, Some(pipeline)) => pipeline.accepted = true,
-            (None, None) => {}
+            (None, None) if !self.suggestions => {}
+            (None, None) => self.send(EngineEvent::NoSuggestion(no_next.unwrap_or_else(|| {
+                NoSuggestion::Failed("no pipelined suggestion was asked for".into())
+            }))),
         }
         true
     }
@@ -229,6 +248,7 @@ impl Engine {
         );
         self.send(EngineEvent::Speculation(SpecState::Idle));
         let left = report.left_changed();
+        let left_changed: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
         let note = if left.is_empty() {
             (
                 Level::Warn,
@@ -238,22 +258,27 @@ impl Engine {
                 ),
             )
         } else {
-            let left: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
             (
                 Level::Error,
                 format!(
                     "{reason}; these files hold the speculation's version and could not be \
                      restored: {}; the prompt was not run",
-                    left.join(", ")
+                    left_changed.join(", ")
                 ),
             )
         };
-        self.send(EngineEvent::TurnFinished { note: Some(note) });
+        self.send(EngineEvent::TurnFinished {
+            note: Some(note),
+            end: TurnEnd::NotApplied {
+                reason,
+                left_changed,
+            },
+        });
         true
     }
 
     /// The UI shows `text`: the waiting suggestion, if it is that one, is speculated now.
-    pub(super) fn suggestion_shown(&mut self, text: String) {
+    pub(crate) fn suggestion_shown(&mut self, text: String) {
         if let Some(shown) = self.ahead.background.as_mut().and_then(|b| b.shown.take()) {
             let _ = shown.send(text);
         }
@@ -262,16 +287,20 @@ impl Engine {
     /// After a completed turn: predict the next prompt (or take the pipelined one), show
     /// it, and speculate it in an overlay once the person sees it (a suggestion that never
     /// shows, e.g. one that arrives while they type, is not speculated).
-    pub(super) fn start_background(&mut self, known: Option<String>) {
+    pub(crate) fn start_background(&mut self, known: Option<String>) {
         if !self.suggestions {
             return;
         }
         let plan = self.mode.get() == ApprovalMode::Plan;
         if let Err(reason) = suggestion_allowed(self.worker.history(), true, plan) {
             tracing::debug!(%reason, "no suggestion");
+            self.send(EngineEvent::NoSuggestion(NoSuggestion::Suppressed(reason)));
             return;
         }
         let Some(params) = self.cache.get().cloned() else {
+            self.send(EngineEvent::NoSuggestion(NoSuggestion::Failed(
+                "no completed turn to follow".into(),
+            )));
             return;
         };
         let speculator = self.speculator();
@@ -292,10 +321,15 @@ impl Engine {
                     }
                     Ok(Err(reason)) => {
                         tracing::debug!(%reason, "suggestion suppressed");
+                        let _ =
+                            ui.send(EngineEvent::NoSuggestion(NoSuggestion::Suppressed(reason)));
                         return None;
                     }
                     Err(e) => {
                         tracing::info!(error = %e, "suggestion failed");
+                        let _ = ui.send(EngineEvent::NoSuggestion(NoSuggestion::Failed(
+                            e.to_string(),
+                        )));
                         return None;
                     }
                 },
@@ -321,17 +355,17 @@ impl Engine {
     }
 
     /// Something in the background finished.
-    pub(super) fn on_ahead(&mut self, event: AheadEvent) {
+    pub(crate) fn on_ahead(&mut self, event: AheadEvent) {
         match event {
             AheadEvent::Speculated(finished, params) => self.on_speculation(finished, *params),
-            AheadEvent::Pipelined(next, accepted) => {
-                if !accepted {
-                    self.ahead.next = next;
-                } else if let Some(text) = next {
+            AheadEvent::Pipelined(next, accepted) => match (next, accepted) {
+                (next, false) => self.ahead.next = Some(next),
+                (Ok(text), true) => {
                     self.send(EngineEvent::Suggestion(text.clone()));
                     self.start_background(Some(text));
                 }
-            }
+                (Err(why), true) => self.send(EngineEvent::NoSuggestion(why)),
+            },
         }
     }
 
@@ -339,11 +373,22 @@ impl Engine {
         let Some(speculation) = finished else {
             return;
         };
-        let state = match speculation.status {
-            SpeculationStatus::Completed => SpecState::Ready,
-            SpeculationStatus::Boundary => SpecState::Boundary,
-            _ => SpecState::Idle,
+        let (state, outcome) = match speculation.status {
+            SpeculationStatus::Completed => (SpecState::Ready, SpecOutcome::Completed),
+            SpeculationStatus::Boundary => (SpecState::Boundary, SpecOutcome::Boundary),
+            _ => (SpecState::Idle, SpecOutcome::Aborted),
         };
+        self.send(EngineEvent::SpeculationEnded(SpeculationEnded {
+            suggestion: speculation.suggestion.clone(),
+            outcome,
+            reason: speculation.reason.clone(),
+            items: speculation.items.len(),
+            files: speculation
+                .written_files()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+        }));
         self.send(EngineEvent::Speculation(state));
         if state != SpecState::Ready {
             self.ahead.discarded += 1;
@@ -353,6 +398,11 @@ impl Engine {
             speculation.abort();
             return;
         }
+        if !self.suggestions {
+            // Reading ahead was turned off meanwhile: no next suggestion.
+            self.ahead.ready = Some(speculation);
+            return;
+        }
         // Ready now; the next suggestion is asked for beside it.
         let speculator = self.speculator();
         let items = speculation.items.clone();
@@ -360,14 +410,14 @@ impl Engine {
         let token = cancel.clone();
         let handle = tokio::spawn(async move {
             match speculator.pipelined(&params, &items, token).await {
-                Ok(Ok(text)) => Some(text),
+                Ok(Ok(text)) => Ok(text),
                 Ok(Err(reason)) => {
                     tracing::debug!(%reason, "pipelined suggestion suppressed");
-                    None
+                    Err(NoSuggestion::Suppressed(reason))
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, "pipelined suggestion failed");
-                    None
+                    Err(NoSuggestion::Failed(e.to_string()))
                 }
             }
         });
@@ -380,7 +430,7 @@ impl Engine {
     }
 
     /// Aborts the background work and drops any finished speculation with its overlay.
-    pub(in crate::interactive) fn discard_speculation(&mut self) {
+    pub(crate) fn discard_speculation(&mut self) {
         if let Some(background) = self.ahead.background.take() {
             if background.speculating.load(Ordering::Relaxed) {
                 self.ahead.discarded += 1;

@@ -1,7 +1,8 @@
-//! Adapters from the engine's parts to UI events: streamed deltas from the Timeline,
-//! committed items from the Worker's observer, and approval prompts.
+//! Adapters from the engine's parts to its events: streamed blocks from the Timeline,
+//! the Worker's reports (and the session log) from its observer, and approval prompts.
 
-use crate::session::Recorder;
+use crate::protocol::{ApprovalRequest, EngineEvent};
+use crate::recorder::Recorder;
 use saki_llm_client::WireApi;
 use saki_llm_worker::{
     Handler, TextBlockEvent, TextBlockKind, ThinkingBlockEvent, ThinkingBlockKind, TokenCount,
@@ -9,32 +10,27 @@ use saki_llm_worker::{
 };
 use saki_tools::grants::grant_label;
 use saki_tools::{Approval, ApprovalQuestion, Approver};
-use saki_tui::{ApprovalRequest, EngineEvent, Level};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
 pub type UiSender = UnboundedSender<EngineEvent>;
 
-/// Forwards streamed text and thinking deltas to the UI.
+/// Forwards streamed text and thinking blocks (start, deltas, stop).
 #[derive(Clone)]
 pub struct StreamForwarder(pub UiSender);
 
 impl Handler<TextBlockKind> for StreamForwarder {
     type Scope = ();
     fn on_event(&mut self, _: &mut (), event: &TextBlockEvent) {
-        if let TextBlockEvent::Delta(text) = event {
-            let _ = self.0.send(EngineEvent::TextDelta(text.clone()));
-        }
+        let _ = self.0.send(EngineEvent::Text(event.clone()));
     }
 }
 
 impl Handler<ThinkingBlockKind> for StreamForwarder {
     type Scope = ();
     fn on_event(&mut self, _: &mut (), event: &ThinkingBlockEvent) {
-        if let ThinkingBlockEvent::Delta(text) = event {
-            let _ = self.0.send(EngineEvent::ThinkingDelta(text.clone()));
-        }
+        let _ = self.0.send(EngineEvent::Thinking(event.clone()));
     }
 }
 
@@ -62,11 +58,11 @@ impl saki_llm_worker::Durability for SlotDurability {
     }
 }
 
-/// Records every committed item and tells the UI. Accepted speculations are shown by
-/// the engine as one `Accepted` event, so `CommittedMany` is only recorded here.
 /// The main turns' tokens this session (`/stats` sets them beside the background's).
 pub type MainUsage = Arc<Mutex<TokenCount>>;
 
+/// Records every committed item, keeps the context gauge and the main turns' tokens, and
+/// forwards what the Worker reports.
 pub fn observer(
     ui: UiSender,
     slot: RecorderSlot,
@@ -84,45 +80,20 @@ pub fn observer(
         if let Some(recorder) = recorder(&slot) {
             recorder.observe(event);
         }
-        let _ = match event {
-            WorkerEvent::Committed(item) => ui.send(EngineEvent::Committed(item.clone())),
-            WorkerEvent::ToolStarted { ctx, .. } => ui.send(EngineEvent::ToolStarted(ctx.clone())),
-            WorkerEvent::Usage(usage) => match usage.prompt_tokens(wire_api) {
-                Some(prompt) => {
-                    let used = prompt + usage.output_tokens.unwrap_or(0);
-                    tokens.store(used, Ordering::Relaxed);
-                    ui.send(EngineEvent::Tokens(used))
-                }
-                None => Ok(()),
-            },
-            WorkerEvent::Compacted(compaction) => {
-                if compaction.edit.is_some() {
-                    let after = compaction.report.tokens_after;
-                    tokens.store(after, Ordering::Relaxed);
-                    let _ = ui.send(EngineEvent::Tokens(after));
-                }
-                let level = if compaction.report.status.is_failure() {
-                    Level::Warn
-                } else {
-                    Level::Info
-                };
-                ui.send(EngineEvent::Alert {
-                    level,
-                    message: crate::output::compaction_line(&compaction.report),
-                })
+        let used = match event {
+            WorkerEvent::Usage(usage) => usage
+                .prompt_tokens(wire_api)
+                .map(|prompt| prompt + usage.output_tokens.unwrap_or(0)),
+            WorkerEvent::Compacted(compaction) if compaction.edit.is_some() => {
+                Some(compaction.report.tokens_after)
             }
-            WorkerEvent::LoopDetected { reason } => ui.send(EngineEvent::Alert {
-                level: Level::Warn,
-                message: format!("{reason}; the model is asked to answer in text"),
-            }),
-            WorkerEvent::Retrying { reason } => ui.send(EngineEvent::Alert {
-                level: Level::Warn,
-                message: format!("{reason}; trying again"),
-            }),
-            WorkerEvent::CommittedMany(_)
-            | WorkerEvent::RequestStarted { .. }
-            | WorkerEvent::CallsRecovered(_) => Ok(()),
+            _ => None,
         };
+        let _ = ui.send(EngineEvent::Worker(event.clone()));
+        if let Some(used) = used {
+            tokens.store(used, Ordering::Relaxed);
+            let _ = ui.send(EngineEvent::Tokens(used));
+        }
     })
 }
 

@@ -2,93 +2,18 @@
 //! Reading ahead in the engine against the mock provider: accepts in a row, what the
 //! person sees of them, and the background work's timing and cost.
 
-use super::tests::{call, requests_seen, start, start_hooked, turn_finished, Harness};
+use crate::harness::{
+    accepted, batch_ids, call, ready, requests_seen, start, start_hooked, turn_finished,
+    two_accepts, two_step_plan,
+};
+use crate::{Action, EngineEvent, SpecState};
 use saki_llm_worker::hook::{HookConfig, HookEvent, Hooks};
-use saki_llm_worker::Item;
 use saki_testkit::{Gate, MockServer, Turn};
 use saki_tools::ApprovalMode;
-use saki_tui::transcript::EntryKind;
-use saki_tui::{Action, App, EngineEvent, SpecState, Status, Theme};
 use serde_json::json;
-use std::time::Instant;
-
-fn ready(e: &EngineEvent) -> bool {
-    matches!(e, EngineEvent::Speculation(SpecState::Ready))
-}
-
-fn accepted(e: &EngineEvent) -> bool {
-    matches!(e, EngineEvent::Accepted { .. })
-}
-
-/// A first turn with a tool call, then two suggestions whose speculations each write a
-/// file, each followed by the next (pipelined) suggestion.
-fn two_step_plan() -> MockServer {
-    let server = MockServer::start().unwrap();
-    server.push(call("c1", "ls", json!({"path": "."})));
-    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
-    server.push(Turn::text("add notes.txt"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "hi\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
-    server.push(Turn::text("add todo.txt"));
-    server.push(call(
-        "s2",
-        "write_file",
-        json!({"path": "todo.txt", "content": "- test\n"}),
-    ));
-    server.push(Turn::text("Added todo.txt."));
-    server.push(Turn::text("show both files"));
-    server
-}
-
-/// The batch ids of the tool calls among `events`, in order.
-fn batch_ids(events: &[EngineEvent]) -> Vec<String> {
-    let items = events.iter().flat_map(|e| match e {
-        EngineEvent::Committed(item) => std::slice::from_ref(item).to_vec(),
-        EngineEvent::Accepted { items, .. } => items.clone(),
-        _ => Vec::new(),
-    });
-    let mut ids: Vec<String> = items
-        .filter_map(|i| match i {
-            Item::ToolCall { ctx, .. } => Some(ctx.batch_id),
-            _ => None,
-        })
-        .collect();
-    ids.dedup();
-    ids
-}
-
-/// Runs the plan to two accepted speculations; every engine event, in order.
-async fn two_accepts(h: &mut Harness) -> Vec<EngineEvent> {
-    let mut events = Vec::new();
-    h.send(Action::Submit {
-        text: "hello".into(),
-    });
-    events.extend(h.until(turn_finished).await);
-    events.extend(h.show_suggestion().await.0);
-    events.extend(h.until(ready).await);
-    h.send(Action::Submit {
-        text: "add notes.txt".into(),
-    });
-    events.extend(h.until(accepted).await);
-    let pipelined = match events.last() {
-        Some(EngineEvent::Accepted { pipelined, .. }) => pipelined.clone(),
-        _ => unreachable!(),
-    };
-    assert_eq!(h.next_suggestion(pipelined).await, "add todo.txt");
-    events.extend(h.until(ready).await);
-    h.send(Action::Submit {
-        text: "add todo.txt".into(),
-    });
-    events.extend(h.until(accepted).await);
-    events
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_accepts_in_a_row_carry_their_own_batch_ids_and_groups() {
+async fn two_accepts_in_a_row_carry_their_own_batch_ids() {
     let server = two_step_plan();
     let mut h = start(&server, ApprovalMode::AutoEdit, true);
     let events = two_accepts(&mut h).await;
@@ -96,38 +21,6 @@ async fn two_accepts_in_a_row_carry_their_own_batch_ids_and_groups() {
     assert_eq!(
         std::fs::read_to_string(h.ws.path().join("todo.txt")).unwrap(),
         "- test\n"
-    );
-
-    // What the person sees: each group right under its own prompt.
-    let mut app = App::new(
-        Status::default(),
-        Theme::plain(),
-        h.ws.path().to_path_buf(),
-        true,
-    );
-    let now = Instant::now();
-    for event in events {
-        app.apply(event, now);
-    }
-    let layout: Vec<String> = app
-        .transcript
-        .kinds()
-        .filter_map(|k| match k {
-            EntryKind::User(text) => Some(format!("user: {text}")),
-            EntryKind::Tools { batch_id, rows } => Some(format!("{batch_id}: {} rows", rows.len())),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        layout,
-        [
-            "user: hello",
-            "batch_1: 1 rows",
-            "user: add notes.txt",
-            "batch_2: 1 rows",
-            "user: add todo.txt",
-            "batch_3: 1 rows",
-        ]
     );
 }
 
@@ -353,7 +246,7 @@ async fn a_user_prompt_submit_hook_refuses_an_accept_and_nothing_is_applied() {
     assert!(!events.iter().any(accepted));
     assert!(matches!(
         events.last(),
-        Some(EngineEvent::TurnFinished { note: Some((_, note)) })
+        Some(EngineEvent::TurnFinished { note: Some((_, note)), .. })
             if note == "the prompt was cancelled by a hook: not that"
     ));
     assert!(!h.ws.path().join("notes.txt").exists());

@@ -1,12 +1,13 @@
-//! Sessions in the interactive UI: created at the first prompt, `/new`, `/resume`.
+//! A session's log: created at the first prompt, replaced by `/new`, continued by
+//! `/resume` (or `--resume`).
 
-use super::bridge;
-use super::engine::Engine;
-use crate::exec::{build_system_prompt, system_prompt_for};
-use crate::session::{self, FailureReporter, Resume};
+use crate::bridge;
+use crate::protocol::{EngineEvent, Level, SessionEntry};
+use crate::recorder::FailureReporter;
+use crate::session::{self, Resume};
+use crate::Engine;
 use saki_followup::CacheSafeStore;
 use saki_pod::LoadedSession;
-use saki_tui::{EngineEvent, Level, SessionEntry};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -22,8 +23,9 @@ impl Engine {
         })
     }
 
-    /// Creates the session log at the first prompt.
-    pub(super) fn ensure_session(&mut self, prompt: &str) -> Result<(), String> {
+    /// Creates the session log at the first prompt (a front end may call it earlier, to
+    /// fail before any work when sessions cannot be saved); `prompt` is its title.
+    pub fn ensure_session(&mut self, prompt: &str) -> Result<(), String> {
         if bridge::recorder(&self.slot).is_some() {
             return Ok(());
         }
@@ -36,7 +38,7 @@ impl Engine {
             store,
             &Resume::New,
             &self.workspace.root().display().to_string(),
-            &self.resolved.provider,
+            &self.settings.provider,
             self.worker.model(),
             prompt,
             || system,
@@ -50,20 +52,27 @@ impl Engine {
 
     /// The provider's prompt cache key follows the current session (OpenAI's
     /// `prompt_cache_key`: the session id; none before the first prompt creates it).
-    pub(super) fn key_cache_to_session(&self) {
+    fn key_cache_to_session(&self) {
         let key = bridge::recorder(&self.slot)
-            .and_then(|r| crate::setup::prompt_cache_key(&self.resolved, &r.id()));
+            .filter(|_| self.settings.prompt_cache_key_by_session)
+            .map(|r| r.id());
         self.worker.client().set_prompt_cache_key(key);
     }
 
-    pub(super) async fn new_session(&mut self) {
+    pub(crate) async fn new_session(&mut self) {
         self.discard_speculation();
         bridge::set_recorder(&self.slot, None);
         self.key_cache_to_session();
         self.grants.clear();
         self.worker.set_history(Vec::new());
-        self.worker
-            .set_system_prompt(Some(system_prompt_for(self.workspace.root()).await));
+        let build = self.prompt_builder.clone();
+        let prompt = tokio::task::spawn_blocking(move || build())
+            .await
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "building the system prompt failed");
+                String::new()
+            });
+        self.worker.set_system_prompt(Some(prompt));
         self.tokens.store(0, Ordering::Relaxed);
         self.cache = CacheSafeStore::default();
         self.send(EngineEvent::History(Vec::new()));
@@ -71,7 +80,7 @@ impl Engine {
         self.send_status();
     }
 
-    pub(super) fn list_sessions(&self) {
+    pub(crate) fn list_sessions(&self) {
         let Some(store) = &self.store else {
             self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
             return;
@@ -86,7 +95,7 @@ impl Engine {
                     .chain(others)
                     .take(30)
                     .map(|m| SessionEntry {
-                        age: session::ago(m.created),
+                        age: ago(m.created),
                         id: m.id,
                         title: m.title,
                         model: m.model,
@@ -99,7 +108,7 @@ impl Engine {
     }
 
     /// Continues an earlier session by id (`/resume`).
-    pub(super) async fn resume(&mut self, id: &str) {
+    pub(crate) async fn resume(&mut self, id: &str) {
         let Some(store) = &self.store else {
             self.alert(Level::Warn, "no session store: set XDG_DATA_HOME or HOME");
             return;
@@ -110,24 +119,28 @@ impl Engine {
             self.alert(Level::Info, format!("session {id} is the current session"));
             return;
         }
-        match store.load(id) {
+        let loaded = store.load(id).map_err(|e| e.to_string());
+        if let Err(e) = match loaded {
             Ok(loaded) => self.continue_loaded(loaded).await,
-            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
+            Err(e) => Err(e),
+        } {
+            self.alert(Level::Error, format!("cannot resume: {e}"));
         }
     }
 
-    /// Continues a loaded session: its history replaces the transcript.
-    pub(super) async fn continue_loaded(&mut self, loaded: LoadedSession) {
+    /// Continues a loaded session: its history replaces the transcript. `Err` says why
+    /// it could not be continued.
+    pub async fn continue_loaded(&mut self, loaded: LoadedSession) -> Result<(), String> {
         let Some(store) = self.store.clone() else {
-            return;
+            return Err("no session store: set XDG_DATA_HOME or HOME".into());
         };
-        let root = self.workspace.root().to_path_buf();
+        let build = self.prompt_builder.clone();
         let reporter = Some(self.reporter());
         let recorded = (loaded.meta.provider.clone(), loaded.meta.model.clone());
         // Opening the log (and, for an old session without a stored prompt, git): off the
         // runtime's threads.
         let opened = tokio::task::spawn_blocking(move || {
-            session::continue_session(&store, loaded, || build_system_prompt(&root), reporter)
+            session::continue_session(&store, loaded, || build(), reporter)
                 .map_err(|e| e.to_string())
         })
         .await
@@ -150,7 +163,7 @@ impl Engine {
                     format!("resumed session {} ({})", opened.meta.id, opened.meta.title);
                 if recorded
                     != (
-                        self.resolved.provider.clone(),
+                        self.settings.provider.clone(),
                         self.worker.model().to_owned(),
                     )
                 {
@@ -158,14 +171,26 @@ impl Engine {
                         "; it was recorded with {}/{}, it continues with {}/{}",
                         recorded.0,
                         recorded.1,
-                        self.resolved.provider,
+                        self.settings.provider,
                         self.worker.model()
                     ));
                 }
                 self.alert(Level::Info, note);
                 self.send_status();
+                Ok(())
             }
-            Err(e) => self.alert(Level::Error, format!("cannot resume: {e}")),
+            Err(e) => Err(e),
         }
+    }
+}
+
+/// How long ago `created` (seconds since the epoch) was: `5m ago`.
+pub fn ago(created: u64) -> String {
+    let secs = saki_pod::store::now_secs().saturating_sub(created);
+    match secs {
+        0..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
     }
 }

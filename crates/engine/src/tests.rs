@@ -1,145 +1,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The engine against the mock provider: streaming, approvals with session grants and
-//! denial reasons, cancellation, and Tab-to-accept speculation.
+//! denial reasons, cancellation, sessions, prewarm, and Tab-to-accept speculation.
 
-use super::engine::Engine;
-use super::{build, InteractiveArgs};
-use crate::config::{self, FileConfig, Overrides};
-use crate::exec::{ProviderArgs, RunArgs};
-use saki_llm_worker::{Item, ToolResultStatus};
+use crate::harness::{call, requests_seen, start, start_with, turn_finished};
+use crate::{Action, EngineEvent, Level, SpecState};
+use saki_llm_worker::{Item, TextBlockEvent, ToolResultStatus, WorkerEvent};
 use saki_testkit::{MockServer, Turn};
-use saki_tools::{Approval, ApprovalMode, Workspace};
-use saki_tui::{Action, EngineEvent, Level, SpecState};
+use saki_tools::{Approval, ApprovalMode};
 use serde_json::json;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-
-pub(super) struct Harness {
-    pub(super) actions: UnboundedSender<Action>,
-    pub(super) events: UnboundedReceiver<EngineEvent>,
-    pub(super) ws: tempfile::TempDir,
-    _data: tempfile::TempDir,
-}
-
-pub(super) fn start(server: &MockServer, mode: ApprovalMode, suggestions: bool) -> Harness {
-    start_with(server, mode, suggestions, |_| {})
-}
-
-pub(super) fn start_with(
-    server: &MockServer,
-    mode: ApprovalMode,
-    suggestions: bool,
-    adjust: impl FnOnce(&mut config::Resolved),
-) -> Harness {
-    start_hooked(server, mode, suggestions, adjust, |_| {})
-}
-
-/// Like `start_with`, with the person's hooks (`add_hooks` gets the workspace's hooks).
-pub(super) fn start_hooked(
-    server: &MockServer,
-    mode: ApprovalMode,
-    suggestions: bool,
-    adjust: impl FnOnce(&mut config::Resolved),
-    add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
-) -> Harness {
-    let ws = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let overrides = Overrides {
-        provider: Some("openai-compatible".into()),
-        model: Some("main".into()),
-        base_url: Some(server.openai_url()),
-        fast_model: Some("fast".into()),
-    };
-    let mut resolved = config::resolve(&FileConfig::default(), &overrides, &|_| None).unwrap();
-    adjust(&mut resolved);
-    let args = InteractiveArgs {
-        run: RunArgs {
-            cd: None,
-            approval: mode,
-            resume: None,
-            add_dir: Vec::new(),
-            sandbox: None,
-            last: false,
-            max_turns: 10,
-        },
-        no_suggestions: !suggestions,
-        provider: ProviderArgs::default(),
-    };
-    let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
-    let (ui, events) = tokio::sync::mpsc::unbounded_channel();
-    let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut hooks = saki_llm_worker::hook::Hooks::new(ws.path().to_path_buf());
-    add_hooks(&mut hooks);
-    let store = saki_pod::SessionStore::new(data.path().to_path_buf());
-    let prompt = crate::exec::build_system_prompt(ws.path());
-    let setup = build(&args, resolved, hooks, workspace, ui, Some(store), prompt)
-        .map_err(|(_, m)| m)
-        .unwrap();
-    tokio::spawn(Engine::new(setup).run(action_rx));
-    Harness {
-        actions,
-        events,
-        ws,
-        _data: data,
-    }
-}
-
-impl Harness {
-    pub(super) fn send(&self, action: Action) {
-        self.actions.send(action).unwrap();
-    }
-
-    /// Waits for the next suggestion and tells the engine it is on screen, as the UI does
-    /// once it shows it (only then is it speculated). The events seen, and its text.
-    pub(super) async fn show_suggestion(&mut self) -> (Vec<EngineEvent>, String) {
-        let events = self
-            .until(|e| matches!(e, EngineEvent::Suggestion(_)))
-            .await;
-        let Some(EngineEvent::Suggestion(text)) = events.last() else {
-            unreachable!()
-        };
-        let text = text.clone();
-        self.send(Action::SuggestionShown { text: text.clone() });
-        (events, text)
-    }
-
-    /// The suggestion after an accept, shown: the pipelined one the accept carried, or
-    /// the one that arrives after it (its request may finish on either side of it).
-    pub(super) async fn next_suggestion(&mut self, pipelined: Option<String>) -> String {
-        match pipelined {
-            Some(text) => {
-                self.send(Action::SuggestionShown { text: text.clone() });
-                text
-            }
-            None => self.show_suggestion().await.1,
-        }
-    }
-
-    /// Events up to and including the first that `stop` accepts.
-    pub(super) async fn until(&mut self, stop: impl Fn(&EngineEvent) -> bool) -> Vec<EngineEvent> {
-        let mut seen = Vec::new();
-        loop {
-            let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out waiting for an engine event after {seen:?}"))
-                .expect("the engine stopped");
-            let done = stop(&event);
-            seen.push(event);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-pub(super) fn turn_finished(e: &EngineEvent) -> bool {
-    matches!(e, EngineEvent::TurnFinished { .. })
-}
-
-pub(super) fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
-    Turn::new().with_tool_call(id, name, args.to_string())
-}
 
 /// A first turn (two assistant messages, so a suggestion is allowed), its suggestion
 /// "add notes.txt", the speculation that writes notes.txt, and the pipelined suggestion.
@@ -171,11 +40,11 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
         .position(|e| matches!(e, EngineEvent::TurnStarted));
     let streamed = turn
         .iter()
-        .position(|e| matches!(e, EngineEvent::TextDelta(_)));
+        .position(|e| matches!(e, EngineEvent::Text(TextBlockEvent::Delta(_))));
     assert!(started.is_some() && started < streamed, "{turn:?}");
     assert!(turn
         .iter()
-        .any(|e| matches!(e, EngineEvent::Committed(Item::User { text }) if text == "hello")));
+        .any(|e| matches!(e, EngineEvent::Worker(WorkerEvent::Committed(Item::User { text })) if text == "hello")));
     let (_, suggestion) = h.show_suggestion().await;
     assert_eq!(suggestion, "add notes.txt");
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
@@ -216,14 +85,6 @@ async fn a_turn_streams_then_its_suggestion_is_speculated_and_accepted_on_submit
     );
 }
 
-/// Waits until the server has seen `n` requests (the pipelined suggestion's request goes
-/// out after the speculation is ready).
-pub(super) async fn requests_seen(server: &MockServer, n: usize) {
-    while server.requests().len() < n {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_accept_that_cannot_apply_writes_nothing_and_keeps_the_overlay_until_the_person_decides()
 {
@@ -245,6 +106,7 @@ async fn an_accept_that_cannot_apply_writes_nothing_and_keeps_the_overlay_until_
     let events = h.until(turn_finished).await;
     let Some(EngineEvent::TurnFinished {
         note: Some((level, note)),
+        ..
     }) = events.last()
     else {
         panic!("{events:?}")
@@ -315,7 +177,7 @@ async fn a_session_grant_covers_the_prefix_and_a_denial_reason_reaches_the_model
         .unwrap();
     let rest = h.until(turn_finished).await;
     assert!(rest.iter().any(|e| matches!(e,
-        EngineEvent::Committed(Item::ToolResult { status: ToolResultStatus::Denied, content, .. })
+        EngineEvent::Worker(WorkerEvent::Committed(Item::ToolResult { status: ToolResultStatus::Denied, content, .. }))
             if content.contains("keep it"))));
     assert!(h.ws.path().join("a.txt").exists() && h.ws.path().join("b.txt").exists());
     let last = server.requests().last().unwrap().body.to_string();
@@ -329,10 +191,11 @@ async fn cancel_stops_a_stalled_turn_and_the_next_turn_runs() {
     server.push(Turn::text("Fresh answer."));
     let mut h = start(&server, ApprovalMode::Default, false);
     h.send(Action::Submit { text: "go".into() });
-    h.until(|e| matches!(e, EngineEvent::TextDelta(_))).await;
+    h.until(|e| matches!(e, EngineEvent::Text(TextBlockEvent::Delta(_))))
+        .await;
     h.send(Action::Cancel);
     let end = h.until(turn_finished).await;
-    let Some(EngineEvent::TurnFinished { note }) = end.last() else {
+    let Some(EngineEvent::TurnFinished { note, .. }) = end.last() else {
         unreachable!()
     };
     assert_eq!(note, &Some((Level::Info, "cancelled".to_owned())));
@@ -342,10 +205,10 @@ async fn cancel_stops_a_stalled_turn_and_the_next_turn_runs() {
     let next = h.until(turn_finished).await;
     assert!(matches!(
         next.last(),
-        Some(EngineEvent::TurnFinished { note: None })
+        Some(EngineEvent::TurnFinished { note: None, .. })
     ));
     assert!(next.iter().any(|e| matches!(e,
-        EngineEvent::Committed(Item::AssistantText { text }) if text == "Fresh answer.")));
+        EngineEvent::Worker(WorkerEvent::Committed(Item::AssistantText { text })) if text == "Fresh answer.")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -412,37 +275,6 @@ async fn new_and_resume_swap_the_history_and_list_the_saved_session() {
     assert!(matches!(&items[1], Item::AssistantText { text } if text == "First answer."));
 }
 
-#[test]
-fn the_trust_question_records_the_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let config = dir.path().join("config.toml");
-    let ignored = ["ws/.saki/config.toml: providers.openai.base_url\u{1b}[2J".to_owned()];
-    let mut shown = Vec::new();
-    assert!(!super::ask_trust_on(
-        &mut "n\n".as_bytes(),
-        &mut shown,
-        &ws,
-        &ignored,
-        Some(&config)
-    ));
-    let shown = String::from_utf8(shown).unwrap();
-    assert!(shown.contains("providers.openai.base_url") && !shown.contains('\u{1b}'));
-    let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    assert_eq!(file.untrusted_directories.len(), 1);
-    assert!(super::ask_trust_on(
-        &mut "y\n".as_bytes(),
-        &mut Vec::new(),
-        &ws,
-        &ignored,
-        Some(&config)
-    ));
-    let file: FileConfig = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    assert!(crate::trust::is_trusted(&file.trusted_directories, &ws));
-    assert!(file.untrusted_directories.is_empty());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_server_is_prewarmed_with_the_exact_base_prompt() {
     let server = MockServer::start().unwrap();
@@ -450,12 +282,7 @@ async fn a_local_server_is_prewarmed_with_the_exact_base_prompt() {
     // the real turn.
     server.push(Turn::text("x").chunk_delay(Duration::from_millis(300)));
     server.push(Turn::text("hello back"));
-    let mut h = start_with(&server, ApprovalMode::Default, false, |r| {
-        r.server = Some(saki_llm_client::server_info::ServerInfo {
-            kind: saki_llm_client::server_info::ServerKind::LlamaCpp,
-            context_window: Some(8192),
-        });
-    });
+    let mut h = start_with(&server, ApprovalMode::Default, false, |s| s.prewarm = true);
     for _ in 0..100 {
         if !server.requests().is_empty() {
             break;
@@ -495,7 +322,7 @@ async fn servers_not_known_to_cache_prompts_are_not_prewarmed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_loop_and_a_retried_server_failure_are_alerts() {
+async fn a_loop_and_a_retried_server_failure_are_reported() {
     let server = MockServer::start().unwrap();
     server.push(saki_testkit::Reply::raw_sse(
         "data: {\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the expected peg-native format\",\"type\":\"server_error\"}}\n\n",
@@ -512,10 +339,9 @@ async fn a_loop_and_a_retried_server_failure_are_alerts() {
     let alerts: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            EngineEvent::Alert {
-                level: Level::Warn,
-                message,
-            } => Some(message.as_str()),
+            EngineEvent::Worker(
+                WorkerEvent::Retrying { reason } | WorkerEvent::LoopDetected { reason },
+            ) => Some(reason.as_str()),
             _ => None,
         })
         .collect();

@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
-/// Where the first write failure is reported (stderr unless set).
+/// Where the first write failure is reported (the tracing log unless set).
 pub type FailureReporter = Arc<dyn Fn(String) + Send + Sync>;
 
 enum Job {
@@ -53,7 +53,8 @@ impl Failures {
             .clone();
         match reporter {
             Some(report) => report(message),
-            None => eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message)),
+            // A library prints nothing: without a reporter, the log carries it.
+            None => tracing::warn!(%message, "the session log could not be written"),
         }
     }
 }

@@ -1,0 +1,389 @@
+//! saki-engine: the spec's Pod as one type. An [`Engine`] owns a session — the Worker and
+//! its history, the session log, `@path` resolution, the interceptors (in their one
+//! correct order), compaction and reading ahead — and carries out a front end's
+//! [`Action`]s one at a time, reporting everything as [`EngineEvent`]s. `saki exec`,
+//! `exec --follow-ups` and the interactive UI are front ends over it: they render events
+//! and answer approvals. While a turn runs it still listens, so Cancel stops it and a
+//! mode change applies at once. See README.md.
+
+mod ahead;
+mod bridge;
+pub mod describe;
+mod prewarm;
+pub mod protocol;
+mod recorder;
+mod session;
+mod sessions;
+mod turn;
+
+#[cfg(any(test, feature = "test-support"))]
+pub mod harness;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_ahead;
+
+pub use prewarm::is_local;
+pub use protocol::{
+    Action, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
+    SpecState, SpeculationEnded, Status, TurnEnd,
+};
+pub use recorder::{FailureReporter, Recorder};
+pub use session::{continue_session, open, Opened, Resume};
+pub use sessions::ago;
+pub use turn::turn_note;
+
+use ahead::Ahead;
+use bridge::{RecorderSlot, UiSender};
+use saki_followup::{CacheSafeStore, ReadAheadStats};
+use saki_llm_client::{CancellationToken, Client};
+use saki_llm_worker::hook::{HookInterceptor, Hooks};
+use saki_llm_worker::{BackgroundUsage, ToolServer, Worker, WorkerConfig};
+use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
+use saki_tools::sandbox::{SandboxMode, SandboxStatus};
+use saki_tools::{ApprovalMode, ApprovalPolicy, Approver, SessionGrants, SharedMode, Workspace};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+/// What one model choice means for a session: everything the engine takes from config.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub provider: String,
+    /// The Worker's model and request knobs (`worker.model` is the session's model).
+    pub worker: WorkerConfig,
+    /// The model that suggests and speculates.
+    pub read_ahead_model: String,
+    pub context_window: Option<u64>,
+    /// Cap on each `@path` file's body, like any tool output.
+    pub tool_output_max_bytes: usize,
+    pub compaction: CompactionSettings,
+    /// Fill the server's prompt cache with the base prompt before the first prompt (only
+    /// for a server on this machine known to keep one; see `prewarm.rs`).
+    pub prewarm: bool,
+    /// The session id is the provider's prompt cache key (OpenAI).
+    pub prompt_cache_key_by_session: bool,
+}
+
+/// Re-resolves the settings when the person picks another model (`/model`): `model` and
+/// `fast_model` are the choices made so far (`None`: config's).
+pub trait ModelResolver: Send + Sync {
+    fn resolve(&self, model: Option<&str>, fast_model: Option<&str>) -> Result<Settings, String>;
+}
+
+/// See [`Parts::prompt_builder`].
+pub type PromptBuilder = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Everything an engine starts with.
+pub struct Parts {
+    pub client: Client,
+    pub tools: Arc<ToolServer>,
+    pub workspace: Arc<Workspace>,
+    pub settings: Settings,
+    pub hooks: Hooks,
+    pub mode: ApprovalMode,
+    /// Who answers approvals; `None`: the person, through [`EngineEvent::Approval`].
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Where sessions are kept; `None`: nothing is saved (and the person is told).
+    pub store: Option<SessionStore>,
+    pub sandbox: SandboxStatus,
+    /// A new session's system prompt (a resumed one keeps its own).
+    pub system_prompt: String,
+    /// Builds the system prompt for `/new` (and for an old session that stored none).
+    /// Blocking: it may run git and read files; the engine calls it off the runtime.
+    pub prompt_builder: PromptBuilder,
+    /// Predict the next prompt after each completed turn and speculate it.
+    pub suggestions: bool,
+    pub resolver: Option<Arc<dyn ModelResolver>>,
+    pub events: UnboundedSender<EngineEvent>,
+}
+
+pub struct Engine {
+    worker: Worker,
+    ui: UiSender,
+    workspace: Arc<Workspace>,
+    settings: Settings,
+    /// The models the person picked (`/model`), for the resolver.
+    chosen: (Option<String>, Option<String>),
+    resolver: Option<Arc<dyn ModelResolver>>,
+    prompt_builder: PromptBuilder,
+    hooks: Hooks,
+    pod: Arc<PodInterceptor>,
+    mode: SharedMode,
+    grants: Arc<SessionGrants>,
+    slot: RecorderSlot,
+    store: Option<SessionStore>,
+    tokens: Arc<AtomicU64>,
+    suggestions: bool,
+    sandbox: SandboxStatus,
+    cache: CacheSafeStore,
+    /// Background tokens, shared with the compactor and every speculator.
+    spent: BackgroundUsage,
+    main_usage: bridge::MainUsage,
+    /// Suggestion, speculation and pipelined suggestion (`ahead.rs`).
+    ahead: Ahead,
+    /// The local server's prompt cache being filled with the base prompt (see
+    /// `prewarm`); dropped, and so cancelled, at the first submit.
+    prewarm: Option<prewarm::Prewarm>,
+}
+
+/// What the action loop does while something long runs.
+enum Interrupt {
+    Cancel,
+    Quit,
+}
+
+impl Engine {
+    /// Wires the Worker. The interceptors' order is the engine's to keep: the `@path`
+    /// stash first (a prompt another interceptor cancels must still take its files with
+    /// it, or they would leak into the next prompt), then approvals, then the person's
+    /// hooks (which see only calls the mode allows).
+    pub fn new(parts: Parts) -> Self {
+        let Parts {
+            client,
+            tools,
+            workspace,
+            settings,
+            hooks,
+            mode,
+            approver,
+            store,
+            sandbox,
+            system_prompt,
+            prompt_builder,
+            suggestions,
+            resolver,
+            events: ui,
+        } = parts;
+        let mut worker = Worker::new(client, tools, settings.worker.clone());
+        let spent = BackgroundUsage::new();
+        worker.set_context_guard(Arc::new(compactor(
+            &settings, &worker, &hooks, &workspace, &spent,
+        )));
+        worker.set_system_prompt(Some(system_prompt));
+        let pod = Arc::new(PodInterceptor::default());
+        worker.add_interceptor(pod.clone());
+        let mode = SharedMode::new(mode);
+        let grants = Arc::new(SessionGrants::default());
+        let approver = approver.unwrap_or_else(|| Arc::new(bridge::UiApprover(ui.clone())));
+        worker.add_interceptor(Arc::new(ApprovalPolicy::shared(
+            mode.clone(),
+            grants.clone(),
+            approver,
+            workspace.clone(),
+        )));
+        if !hooks.is_empty() {
+            worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
+        }
+        let forwarder = bridge::StreamForwarder(ui.clone());
+        worker
+            .timeline_mut()
+            .on_text_block(forwarder.clone())
+            .on_thinking_block(forwarder);
+        let slot = RecorderSlot::default();
+        let tokens = Arc::new(AtomicU64::new(0));
+        let main_usage = bridge::MainUsage::default();
+        worker.set_observer(bridge::observer(
+            ui.clone(),
+            slot.clone(),
+            tokens.clone(),
+            main_usage.clone(),
+            worker.client().config().wire_api,
+        ));
+        worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
+        if suggestions {
+            saki_followup::cleanup_stale(&saki_followup::default_base());
+        }
+        Self {
+            worker,
+            ui,
+            workspace,
+            settings,
+            chosen: (None, None),
+            resolver,
+            prompt_builder,
+            hooks,
+            pod,
+            mode,
+            grants,
+            slot,
+            store,
+            tokens,
+            suggestions,
+            sandbox,
+            cache: CacheSafeStore::default(),
+            spent,
+            main_usage,
+            ahead: Ahead::default(),
+            prewarm: None,
+        }
+    }
+
+    fn send(&self, event: EngineEvent) {
+        let _ = self.ui.send(event);
+    }
+
+    fn alert(&self, level: Level, message: impl Into<String>) {
+        self.send(EngineEvent::Alert {
+            level,
+            message: message.into(),
+        });
+    }
+
+    /// Background tokens (suggestions, speculations, compaction summaries) not reported
+    /// yet; shared, so a front end can report them with each turn's end.
+    pub fn background_usage(&self) -> BackgroundUsage {
+        self.spent.clone()
+    }
+
+    /// The current session's id, once it has a log.
+    pub fn session_id(&self) -> Option<String> {
+        bridge::recorder(&self.slot).map(|r| r.id())
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            provider: self.settings.provider.clone(),
+            model: self.worker.model().to_owned(),
+            // The model reading ahead, when it is not the session's.
+            fast_model: Some(self.settings.read_ahead_model.clone())
+                .filter(|m| m != self.worker.model()),
+            context_window: self.settings.context_window,
+            tokens_used: self.tokens.load(Ordering::Relaxed),
+            approval: Some(self.mode.get()),
+            session_id: self.session_id(),
+            sandbox: Some(self.sandbox.label()),
+            sandboxed: self.sandbox.enforced || self.sandbox.mode == SandboxMode::Off,
+        }
+    }
+
+    fn send_status(&self) {
+        self.send(EngineEvent::Status(self.status()));
+    }
+
+    /// Carries out actions until the front end quits or goes away; returns what reading
+    /// ahead did and cost, for the line printed at exit.
+    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
+        if self.settings.prewarm {
+            self.prewarm = Some(prewarm::start(&self.worker));
+        }
+        loop {
+            let action = tokio::select! {
+                action = actions.recv() => action,
+                finished = self.ahead.finished() => {
+                    self.on_ahead(finished);
+                    continue;
+                }
+            };
+            let Some(action) = action else { break };
+            let quit = match action {
+                Action::Submit { text } => {
+                    self.prewarm = None;
+                    self.submit(text, &mut actions).await
+                }
+                Action::Compress => self.compress(&mut actions).await,
+                Action::SetModel { model, fast } => {
+                    self.set_model(model, fast);
+                    false
+                }
+                Action::SetApproval(mode) => {
+                    // A speculation ran under the old mode's gate: its edits may not be
+                    // allowed under the new one.
+                    if mode != self.mode.get() {
+                        self.discard_speculation();
+                    }
+                    self.mode.set(mode);
+                    self.send_status();
+                    false
+                }
+                Action::NewSession => {
+                    self.new_session().await;
+                    false
+                }
+                Action::ListSessions => {
+                    self.list_sessions();
+                    false
+                }
+                Action::Resume { id } => {
+                    self.resume(&id).await;
+                    false
+                }
+                Action::Dismiss => {
+                    self.discard_speculation();
+                    false
+                }
+                Action::SuggestionShown { text } => {
+                    self.suggestion_shown(text);
+                    false
+                }
+                Action::SetReadAhead(on) => {
+                    self.suggestions = on;
+                    false
+                }
+                Action::Stats => {
+                    self.send(EngineEvent::Stats(self.read_ahead_stats()));
+                    false
+                }
+                Action::Cancel => false,
+                Action::Quit => true,
+            };
+            if quit {
+                break;
+            }
+        }
+        self.discard_speculation();
+        self.read_ahead_stats()
+    }
+
+    /// Runs `work` while still answering actions: Cancel cancels `cancel`, Quit cancels
+    /// and reports it, mode changes apply at once, anything else waits its turn.
+    async fn listening<T>(
+        actions: &mut UnboundedReceiver<Action>,
+        mode: &SharedMode,
+        ui: &UiSender,
+        cancel: &CancellationToken,
+        work: impl Future<Output = T>,
+    ) -> (T, Option<Interrupt>) {
+        tokio::pin!(work);
+        let mut interrupt = None;
+        loop {
+            tokio::select! {
+                out = &mut work => return (out, interrupt),
+                action = actions.recv() => match action {
+                    Some(Action::Cancel) => {
+                        cancel.cancel();
+                        interrupt.get_or_insert(Interrupt::Cancel);
+                    }
+                    Some(Action::Quit) | None => {
+                        cancel.cancel();
+                        interrupt = Some(Interrupt::Quit);
+                    }
+                    Some(Action::SetApproval(m)) => mode.set(m),
+                    Some(Action::Dismiss | Action::SuggestionShown { .. }) => {}
+                    Some(other) => {
+                        tracing::debug!(?other, "action ignored while busy");
+                        let _ = ui.send(EngineEvent::Alert {
+                            level: Level::Info,
+                            message: "busy: that waits until the turn is over (Esc cancels it)".into(),
+                        });
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// The compaction policy for `settings`, summarising with the session's client.
+fn compactor(
+    settings: &Settings,
+    worker: &Worker,
+    hooks: &Hooks,
+    workspace: &Arc<Workspace>,
+    spent: &BackgroundUsage,
+) -> Compactor {
+    Compactor::new(worker.client().clone(), settings.compaction.clone())
+        .with_hooks(hooks.clone())
+        .with_fs(FsView::new(workspace.clone()))
+        .with_background_usage(spent.clone())
+}

@@ -1,0 +1,254 @@
+//! The two message types between a front end and the engine: the front end sends
+//! [`Action`]s (what the person asked for), the engine sends [`EngineEvent`]s (what
+//! happened). No front end calls into the agent directly, so the UI stays responsive while
+//! a turn runs, `exec` renders the same stream as text or JSON Lines, and both can be
+//! tested by feeding them events.
+
+use saki_followup::{ReadAheadStats, SuppressReason};
+use saki_llm_client::ClientError;
+use saki_llm_worker::{
+    Item, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo, ToolExecutionContext, TurnOutcome,
+    WorkerEvent,
+};
+use saki_tools::{Approval, ApprovalMode};
+use tokio::sync::oneshot;
+
+/// What the person asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Run a turn for this text (`@path` references still in it).
+    Submit {
+        text: String,
+    },
+    /// Cancel the running turn (model stream and running tools).
+    Cancel,
+    /// `/compress`: compact the context now.
+    Compress,
+    /// `/model NAME` (`fast: false`) or `/model --fast NAME`.
+    SetModel {
+        model: String,
+        fast: bool,
+    },
+    /// `/approval MODE` or Shift+Tab.
+    SetApproval(ApprovalMode),
+    /// `/new`: start a fresh session.
+    NewSession,
+    /// `/resume`: list recent sessions to pick from.
+    ListSessions,
+    /// Continue the session with this id.
+    Resume {
+        id: String,
+    },
+    /// The person typed over the suggestion: abort its speculation.
+    Dismiss,
+    /// Turn reading ahead on or off for what follows (a speculation already running
+    /// finishes; off, no suggestion is asked for after it).
+    SetReadAhead(bool),
+    /// `/stats`: report what reading ahead did and cost.
+    Stats,
+    /// The suggestion is on screen now: only then is it speculated (one the person
+    /// never sees, e.g. one that arrives while they type, costs nothing more).
+    SuggestionShown {
+        text: String,
+    },
+    Quit,
+}
+
+/// How serious an alert is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Where the speculation for the current suggestion stands (the status line shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpecState {
+    /// Suggestions and speculation are turned off.
+    Off,
+    #[default]
+    Idle,
+    Running,
+    /// Completed: submitting the suggestion unchanged shows its result at once.
+    Ready,
+    /// Stopped at a tool it may not run ahead; submitting runs the suggestion normally.
+    Boundary,
+}
+
+impl SpecState {
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            SpecState::Off | SpecState::Idle => None,
+            SpecState::Running => Some("speculating"),
+            SpecState::Ready => Some("ready"),
+            SpecState::Boundary => Some("boundary"),
+        }
+    }
+}
+
+/// The facts the status line shows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub fast_model: Option<String>,
+    pub context_window: Option<u64>,
+    /// Prompt tokens of the last request (how full the context is).
+    pub tokens_used: u64,
+    pub approval: Option<ApprovalMode>,
+    pub session_id: Option<String>,
+    /// Which sandbox shell commands run in: `sandbox: workspace-write`, `sandbox: off`,
+    /// `sandbox: none (…)`.
+    pub sandbox: Option<String>,
+    /// Whether that sandbox is really enforced (drawn as a warning when not).
+    pub sandboxed: bool,
+}
+
+/// A tool call waiting for the person's answer.
+#[derive(Debug)]
+pub struct ApprovalRequest {
+    pub call: ToolCallInfo,
+    pub mode: ApprovalMode,
+    /// How "allow for this session" would read (`edit`, `cargo test …`); `None` when the
+    /// call cannot be granted for the session (a compound shell command, a command that
+    /// reaches outside the workspace, a sensitive file).
+    pub grant_label: Option<String>,
+    /// Why this call is asked about beyond the mode's rule (`reads the environment: $HOME`).
+    pub why: Option<String>,
+    pub reply: oneshot::Sender<Approval>,
+}
+
+/// One saved session, for the `/resume` picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEntry {
+    pub id: String,
+    pub title: String,
+    pub model: String,
+    /// "5m ago".
+    pub age: String,
+}
+
+/// How the work a `TurnStarted` announced ended.
+#[derive(Debug)]
+pub enum TurnEnd {
+    /// A model turn ran: its outcome, or why it could not run.
+    Turn(Result<TurnOutcome, ClientError>),
+    /// A compaction asked for by the person ended.
+    Compacted,
+    /// A hook refused the prompt of an accepted speculation: nothing was applied or sent.
+    AcceptRefused { reason: String },
+    /// An accepted speculation's files could not all be applied, so its prompt did not
+    /// run. `left_changed` names files that hold the speculation's version and could not
+    /// be restored (empty: nothing was changed, and sending the prompt again runs it as a
+    /// normal turn).
+    NotApplied {
+        reason: String,
+        left_changed: Vec<String>,
+    },
+}
+
+/// Why no suggestion follows a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoSuggestion {
+    Suppressed(SuppressReason),
+    Failed(String),
+}
+
+/// How a speculation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecOutcome {
+    /// Its loop ended: submitting its suggestion unchanged accepts it.
+    Completed,
+    /// It stopped at a call it may not run ahead.
+    Boundary,
+    /// It failed or was cancelled.
+    Aborted,
+    /// It completed but could not be accepted (stale, or its files changed meanwhile).
+    Discarded,
+}
+
+/// A speculation's end, with what it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpeculationEnded {
+    pub suggestion: String,
+    pub outcome: SpecOutcome,
+    pub reason: Option<String>,
+    /// Items it produced, and the files written in its overlay.
+    pub items: usize,
+    pub files: Vec<String>,
+}
+
+/// What happened in the engine.
+#[derive(Debug)]
+pub enum EngineEvent {
+    Status(Status),
+    /// Tokens in the context after the latest request (the status line's gauge).
+    Tokens(u64),
+    /// A turn (or a compaction) started running (the input stays editable; Esc cancels).
+    TurnStarted,
+    /// The answer's text blocks as they stream: start, deltas, stop.
+    Text(TextBlockEvent),
+    Thinking(ThinkingBlockEvent),
+    /// What the Worker reported: committed items, tool calls starting, usage,
+    /// compactions, recovered calls, loops, retries.
+    Worker(WorkerEvent),
+    /// The turn ended; `note` says how when it did not simply complete, for people.
+    TurnFinished {
+        note: Option<(Level, String)>,
+        end: TurnEnd,
+    },
+    Alert {
+        level: Level,
+        message: String,
+    },
+    Approval(ApprovalRequest),
+    /// The predicted next prompt (shown after the suggestion delay).
+    Suggestion(String),
+    /// No suggestion follows (only reported when reading ahead is on).
+    NoSuggestion(NoSuggestion),
+    Speculation(SpecState),
+    SpeculationEnded(SpeculationEnded),
+    /// A completed speculation was accepted: its items are history now.
+    Accepted {
+        items: Vec<Item>,
+        files: Vec<String>,
+        saved_ms: u64,
+        /// The next suggestion, shown at once.
+        pipelined: Option<String>,
+    },
+    /// History was replaced (`/new`, `/resume`): redraw the transcript from it.
+    History(Vec<Item>),
+    Sessions(Vec<SessionEntry>),
+    /// What reading ahead did and cost this session (`/stats`).
+    Stats(ReadAheadStats),
+}
+
+impl EngineEvent {
+    pub fn text_delta(text: impl Into<String>) -> Self {
+        Self::Text(TextBlockEvent::Delta(text.into()))
+    }
+
+    pub fn thinking_delta(text: impl Into<String>) -> Self {
+        Self::Thinking(ThinkingBlockEvent::Delta(text.into()))
+    }
+
+    pub fn committed(item: Item) -> Self {
+        Self::Worker(WorkerEvent::Committed(item))
+    }
+
+    pub fn tool_started(name: impl Into<String>, ctx: ToolExecutionContext) -> Self {
+        Self::Worker(WorkerEvent::ToolStarted {
+            name: name.into(),
+            ctx,
+        })
+    }
+
+    /// A turn's end with only a note (a completed compaction when `note` is `None`).
+    pub fn finished(note: Option<(Level, String)>) -> Self {
+        Self::TurnFinished {
+            note,
+            end: TurnEnd::Compacted,
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The person's turns: a prompt (with its `@path` references), a compaction asked for by
+//! hand, and a change of model.
+
+use crate::protocol::{EngineEvent, Level, TurnEnd};
+use crate::{compactor, Engine, Interrupt};
+use saki_llm_client::{CancellationToken, ClientError};
+use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus};
+use saki_pod::{parse_prompt, FsView};
+use saki_tools::Workspace;
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::Action;
+
+impl Engine {
+    /// Runs `text` as a turn, or accepts the ready speculation when `text` is its
+    /// suggestion. Returns true when the front end quit meanwhile.
+    pub(crate) async fn submit(
+        &mut self,
+        text: String,
+        actions: &mut UnboundedReceiver<Action>,
+    ) -> bool {
+        if self.try_accept(&text).await {
+            return false;
+        }
+        self.discard_speculation();
+        if let Err(message) = self.ensure_session(&text) {
+            self.alert(Level::Warn, message);
+        }
+        // `@path` references: resolved now, stashed for the pod interceptor, which puts
+        // them right after the user item (or drops them with a cancelled prompt).
+        let (user_text, files, alerts) = FsView::new(self.workspace.clone())
+            .prepare(&parse_prompt(&text), self.settings.tool_output_max_bytes);
+        for alert in alerts {
+            self.alert(level_of(alert.level), alert.message);
+        }
+        self.pod.stash(files);
+        self.send(EngineEvent::TurnStarted);
+        self.send_status();
+        let cancel = CancellationToken::new();
+        let turn = self.worker.run_turn(user_text, cancel.clone());
+        let (outcome, interrupt) =
+            Self::listening(actions, &self.mode, &self.ui, &cancel, turn).await;
+        let completed = matches!(
+            &outcome,
+            Ok(TurnOutcome {
+                status: TurnStatus::Completed { .. },
+                ..
+            })
+        );
+        self.send(EngineEvent::TurnFinished {
+            note: turn_note(&outcome),
+            end: TurnEnd::Turn(outcome),
+        });
+        self.send_status();
+        if matches!(interrupt, Some(Interrupt::Quit)) {
+            return true;
+        }
+        if completed {
+            self.cache
+                .save(&self.worker.build_request(), self.worker.history());
+            self.start_background(None);
+        }
+        false
+    }
+
+    pub(crate) async fn compress(&mut self, actions: &mut UnboundedReceiver<Action>) -> bool {
+        self.discard_speculation();
+        self.send(EngineEvent::TurnStarted);
+        let cancel = CancellationToken::new();
+        let work = self.worker.compact(CompactionTrigger::Manual, &cancel);
+        let (result, interrupt) =
+            Self::listening(actions, &self.mode, &self.ui, &cancel, work).await;
+        let note = match result {
+            None => Some((
+                Level::Info,
+                "compaction is not available for this model".into(),
+            )),
+            Some(_) => None,
+        };
+        self.send(EngineEvent::TurnFinished {
+            note,
+            end: TurnEnd::Compacted,
+        });
+        self.send_status();
+        matches!(interrupt, Some(Interrupt::Quit))
+    }
+
+    pub(crate) fn set_model(&mut self, model: String, fast: bool) {
+        let Some(resolver) = self.resolver.clone() else {
+            self.alert(Level::Warn, "this session cannot change its model");
+            return;
+        };
+        let mut chosen = self.chosen.clone();
+        if fast {
+            chosen.1 = Some(model.clone());
+        } else {
+            chosen.0 = Some(model.clone());
+        }
+        match resolver.resolve(chosen.0.as_deref(), chosen.1.as_deref()) {
+            Ok(settings) => {
+                self.worker.set_model(settings.worker.model.clone());
+                self.worker.set_context_guard(Arc::new(compactor(
+                    &settings,
+                    &self.worker,
+                    &self.hooks,
+                    &self.workspace,
+                    &self.spent,
+                )));
+                self.chosen = chosen;
+                self.settings = settings;
+                self.discard_speculation();
+                let which = if fast { "fast model" } else { "model" };
+                self.alert(Level::Info, format!("{which}: {model}"));
+                self.send_status();
+            }
+            Err(e) => self.alert(Level::Error, format!("cannot switch to {model}: {e}")),
+        }
+    }
+
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+}
+
+pub(crate) fn level_of(level: saki_pod::AlertLevel) -> Level {
+    match level {
+        saki_pod::AlertLevel::Info => Level::Info,
+        saki_pod::AlertLevel::Warn => Level::Warn,
+        saki_pod::AlertLevel::Error => Level::Error,
+    }
+}
+
+/// How a turn ended, for people, when it did not simply complete.
+pub fn turn_note(outcome: &Result<TurnOutcome, ClientError>) -> Option<(Level, String)> {
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(ClientError::Cancelled) => return Some((Level::Info, "cancelled".into())),
+        Err(e) => return Some((Level::Error, e.to_string())),
+    };
+    match &outcome.status {
+        TurnStatus::Completed { .. } => None,
+        TurnStatus::Incomplete => Some((
+            Level::Warn,
+            "the provider ended the stream without a finish reason; the answer may be incomplete"
+                .into(),
+        )),
+        TurnStatus::MaxTurns => Some((
+            Level::Warn,
+            format!(
+                "stopped after {} model requests (--max-turns); the task may be unfinished",
+                outcome.requests
+            ),
+        )),
+        TurnStatus::PromptCancelled { reason } => Some((
+            Level::Warn,
+            format!("the prompt was cancelled by a hook: {reason}"),
+        )),
+        TurnStatus::Cancelled => Some((Level::Info, "cancelled".into())),
+        TurnStatus::Failed { error } => Some((
+            Level::Error,
+            match &error.code {
+                Some(code) => format!("the provider reported an error ({code}): {}", error.message),
+                None => format!("the provider reported an error: {}", error.message),
+            },
+        )),
+    }
+}
