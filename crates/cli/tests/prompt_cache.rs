@@ -9,13 +9,15 @@ use common::{env_with, events};
 use saki_testkit::{MockServer, Turn};
 use serde_json::{json, Value};
 
-/// A turn, its suggestion, and a speculation that completes at once.
+/// A turn, its suggestion, a speculation that completes at once, the pipelined
+/// suggestion, and its speculation (two follow-ups: nothing is suggested after the last).
 fn plan(server: &MockServer) {
     server.push(Turn::new().with_tool_call("c1", "ls", json!({"path": "."}).to_string()));
     server.push(Turn::text("Empty. Shall I add notes.txt?"));
     server.push(Turn::text("add notes.txt"));
     server.push(Turn::text("Nothing to add yet."));
     server.push(Turn::text("show the folder"));
+    server.push(Turn::text("The folder is empty."));
 }
 
 fn run(provider: &str, key: &str, base: &str) -> (Vec<Value>, String) {
@@ -27,7 +29,7 @@ fn run(provider: &str, key: &str, base: &str) -> (Vec<Value>, String) {
             "exec",
             "--json",
             "--follow-ups",
-            "1",
+            "2",
             "--provider",
             provider,
             "--base-url",
@@ -54,8 +56,8 @@ fn openai_requests_carry_the_session_id_as_prompt_cache_key_forks_included() {
     let requests = server.requests();
     assert_eq!(
         requests.len(),
-        5,
-        "turn, suggestion, speculation, pipelined"
+        6,
+        "turn, suggestion, speculation, pipelined, speculation"
     );
     for r in &requests {
         assert_eq!(r.path, "/v1/responses");
