@@ -148,6 +148,23 @@ impl Harness {
     }
 }
 
+/// Adds the person's hook `command` for `event`.
+pub fn hook(
+    hooks: &mut saki_llm_worker::hook::Hooks,
+    event: saki_llm_worker::hook::HookEvent,
+    matcher: Option<&str>,
+    command: String,
+) {
+    hooks.add(
+        event,
+        saki_llm_worker::hook::HookConfig {
+            command,
+            matcher: matcher.map(str::to_owned),
+            timeout_secs: Some(10),
+        },
+    );
+}
+
 pub fn turn_finished(e: &EngineEvent) -> bool {
     matches!(e, EngineEvent::TurnFinished { .. })
 }

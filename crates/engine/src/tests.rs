@@ -2,7 +2,7 @@
 //! The engine against the mock provider: streaming, approvals with session grants and
 //! denial reasons, cancellation, sessions, prewarm, and Tab-to-accept speculation.
 
-use crate::harness::{call, requests_seen, start, start_with, turn_finished};
+use crate::harness::{call, hook, requests_seen, start, start_hooked, start_with, turn_finished};
 use crate::{Action, EngineEvent, Level, SpecState};
 use saki_llm_worker::{Item, TextBlockEvent, ToolResultStatus, WorkerEvent};
 use saki_testkit::{MockServer, Turn};
@@ -356,4 +356,46 @@ async fn a_loop_and_a_retried_server_failure_are_reported() {
         "{alerts:?}"
     );
     assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_a_hook_refuses_takes_its_files_with_it() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Hello."));
+    let mut h = start_hooked(
+        &server,
+        ApprovalMode::Default,
+        false,
+        |_| {},
+        |hooks| {
+            let command = "grep -q refuse && { echo no >&2; exit 2; }; exit 0".to_owned();
+            hook(
+                hooks,
+                saki_llm_worker::hook::HookEvent::UserPromptSubmit,
+                None,
+                command,
+            );
+        },
+    );
+    std::fs::write(h.ws.path().join("secret.txt"), "TOP SECRET").unwrap();
+    h.send(Action::Submit {
+        text: "refuse @secret.txt".into(),
+    });
+    let refused = h.until(turn_finished).await;
+    assert!(matches!(
+        refused.last(),
+        Some(EngineEvent::TurnFinished {
+            note: Some((Level::Warn, _)),
+            ..
+        })
+    ));
+    h.send(Action::Submit { text: "hi".into() });
+    h.until(turn_finished).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the refused prompt sent nothing");
+    let body = requests[0].body.to_string();
+    assert!(
+        !body.contains("TOP SECRET"),
+        "the refused prompt's file leaked: {body}"
+    );
 }

@@ -3,11 +3,11 @@
 //! person sees of them, and the background work's timing and cost.
 
 use crate::harness::{
-    accepted, batch_ids, call, ready, requests_seen, start, start_hooked, turn_finished,
+    accepted, batch_ids, call, hook, ready, requests_seen, start, start_hooked, turn_finished,
     two_accepts, two_step_plan,
 };
 use crate::{Action, EngineEvent, SpecState};
-use saki_llm_worker::hook::{HookConfig, HookEvent, Hooks};
+use saki_llm_worker::hook::HookEvent;
 use saki_testkit::{Gate, MockServer, Turn};
 use saki_tools::ApprovalMode;
 use serde_json::json;
@@ -94,17 +94,6 @@ async fn a_suggestion_the_person_never_sees_is_not_speculated() {
     assert!(requests[3].body["messages"]
         .to_string()
         .contains("what else?"));
-}
-
-fn hook(hooks: &mut Hooks, event: HookEvent, matcher: Option<&str>, command: String) {
-    hooks.add(
-        event,
-        HookConfig {
-            command,
-            matcher: matcher.map(str::to_owned),
-            timeout_secs: Some(10),
-        },
-    );
 }
 
 /// The plan of one accepted speculation that writes notes.txt.
