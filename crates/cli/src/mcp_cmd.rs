@@ -144,14 +144,11 @@ pub fn describe(server: &ServerStatus) -> String {
     }
     let width = server.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for tool in &server.tools {
-        let summary: String = tool
-            .description
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(72)
-            .collect();
+        let first = tool.description.lines().next().unwrap_or("");
+        let mut summary: String = first.chars().take(72).collect();
+        if summary.len() < first.len() {
+            summary.push('…');
+        }
         let read_only = if tool.read_only_hint {
             " [read-only]"
         } else {

@@ -96,12 +96,16 @@ impl Process {
     /// Stops the server and whatever it started (its whole process group).
     pub fn kill(&self) {
         if let Ok(mut child) = self.child.lock() {
+            // Only while the leader runs: once it is reaped its id may be another's.
+            let running = matches!(child.try_wait(), Ok(None));
             if let Some(id) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                // The group first: `npx` and shells leave their children behind.
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(id),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+                if running {
+                    // The group first: `npx` and shells leave their children behind.
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(id),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
             }
             let _ = child.start_kill();
         }
