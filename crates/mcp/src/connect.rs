@@ -15,6 +15,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -48,7 +49,14 @@ pub enum ConnectError {
 /// The running process of a stdio server.
 pub struct Process {
     child: Mutex<Child>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Stderr>,
+}
+
+/// The last lines a server wrote to stderr, and whether it closed it.
+#[derive(Default)]
+struct Stderr {
+    lines: Mutex<VecDeque<String>>,
+    closed: AtomicBool,
 }
 
 impl Process {
@@ -70,16 +78,15 @@ impl Process {
         }
     }
 
-    /// Waits a moment for a process that is ending to end, so its report is complete.
+    /// Waits a moment (at most a second) for a process that is ending to end and its
+    /// stderr to be read to the end, so its report is complete.
     pub async fn settle(&self) {
-        for _ in 0..25 {
+        for _ in 0..50 {
             let exited = self
                 .child
                 .lock()
                 .map_or(true, |mut c| !matches!(c.try_wait(), Ok(None)));
-            if exited {
-                // Its last stderr lines are read by now, or a moment later.
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            if exited && self.stderr.closed.load(Ordering::Acquire) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -88,6 +95,7 @@ impl Process {
 
     fn stderr_tail(&self) -> String {
         self.stderr
+            .lines
             .lock()
             .map(|lines| lines.iter().cloned().collect::<Vec<_>>().join(" | "))
             .unwrap_or_default()
@@ -234,7 +242,7 @@ type Spawned = (
     Child,
     tokio::process::ChildStdout,
     tokio::process::ChildStdin,
-    Arc<Mutex<VecDeque<String>>>,
+    Arc<Stderr>,
 );
 
 fn spawn(
@@ -268,7 +276,7 @@ fn spawn(
     let missing = || spawn_error(std::io::Error::other("no pipe to the process"));
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stdin = child.stdin.take().ok_or_else(missing)?;
-    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let tail = Arc::new(Stderr::default());
     if let Some(stderr) = child.stderr.take() {
         let (tail, server) = (tail.clone(), name.to_owned());
         tokio::spawn(async move {
@@ -279,13 +287,14 @@ fn spawn(
                 if line.is_empty() {
                     continue;
                 }
-                if let Ok(mut tail) = tail.lock() {
-                    if tail.len() == STDERR_LINES {
-                        tail.pop_front();
+                if let Ok(mut lines) = tail.lines.lock() {
+                    if lines.len() == STDERR_LINES {
+                        lines.pop_front();
                     }
-                    tail.push_back(line);
+                    lines.push_back(line);
                 }
             }
+            tail.closed.store(true, Ordering::Release);
         });
     }
     Ok((child, stdout, stdin, tail))

@@ -16,10 +16,32 @@ pub fn run(tests: &[(&str, TestFn)]) -> std::process::ExitCode {
         }
         return std::process::ExitCode::SUCCESS;
     }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    // libtest's flags that take a value; their values are not name filters.
+    const WITH_VALUE: &[&str] = &["--test-threads", "--format", "--color", "--logfile", "-Z"];
+    let (mut filters, mut skips) = (Vec::new(), Vec::new());
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--skip" => skips.extend(rest.next()),
+            flag if WITH_VALUE.contains(&flag) => {
+                rest.next();
+            }
+            flag if flag.starts_with('-') => {}
+            filter => filters.push(filter),
+        }
+    }
+    let exact = args.iter().any(|a| a == "--exact");
+    let matches = |name: &str, pattern: &str| {
+        if exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
     let chosen: Vec<_> = tests
         .iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| matches(name, f)))
+        .filter(|(name, _)| !skips.iter().any(|s| matches(name, s)))
         .collect();
     println!("\nrunning {} tests", chosen.len());
     let mut failed = Vec::new();
