@@ -47,6 +47,9 @@ fn main() -> std::process::ExitCode {
         ("enabled_and_disabled_tools_are_respected", || {
             Box::pin(enabled_and_disabled_tools_are_respected())
         }),
+        ("cancelling_the_turn_cancels_the_mcp_request", || {
+            Box::pin(cancelling_the_turn_cancels_the_mcp_request())
+        }),
         ("names_that_clean_to_the_same_reach_their_own_tool", || {
             Box::pin(names_that_clean_to_the_same_reach_their_own_tool())
         }),
@@ -416,5 +419,42 @@ async fn names_that_clean_to_the_same_reach_their_own_tool() {
             .tool,
         "a_b"
     );
+    session.manager.shutdown().await;
+}
+
+/// The person cancels the turn (Esc, Ctrl+C) while the Worker waits for an MCP call: the
+/// call gets a cancelled result and the server is told to stop.
+async fn cancelling_the_turn_cancels_the_mcp_request() {
+    use saki_llm_client::{CancellationToken as Cancel, Client, ClientConfig, WireApi};
+    use saki_llm_worker::{Item, ToolResultStatus, TurnStatus, Worker, WorkerConfig};
+    use saki_testkit::{MockServer, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut config = stdio("stdio");
+    config.env.insert(LOG_VAR.into(), log.display().to_string());
+    let session = start(vec![("s", config)]);
+    let provider = MockServer::start().unwrap();
+    provider.push(Turn::new().with_tool_call("c1", "mcp__s__slow", r#"{"ms": 60000}"#));
+    let client = Client::new(ClientConfig::new(WireApi::Chat, provider.openai_url())).unwrap();
+    let mut worker = Worker::new(client, std::sync::Arc::default(), WorkerConfig::new("m"));
+    worker.set_shared_tools(session.tools.clone());
+    session.manager.ready().await;
+    let cancel = Cancel::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        canceller.cancel();
+    });
+    let outcome = worker.run_turn("wait", cancel).await.unwrap();
+    assert_eq!(outcome.status, TurnStatus::Cancelled);
+    let result = worker.history().iter().find_map(|item| match item {
+        Item::ToolResult { status, .. } => Some(*status),
+        _ => None,
+    });
+    assert_eq!(result, Some(ToolResultStatus::Cancelled));
+    eventually("the server logged the cancellation", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cancelled slow"))
+    })
+    .await;
     session.manager.shutdown().await;
 }
