@@ -156,6 +156,9 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`; honoured from trusted files only (they start programs).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
+    /// `[web_fetch]`; honoured from trusted files only (it decides what the model may
+    /// fetch unasked, and whether it may reach this machine's network).
+    pub web_fetch: Option<WebFetchConfig>,
     /// Workspaces whose own `.saki/config.toml` is trusted (`saki trust`); honoured from
     /// the global file only.
     #[serde(default)]
@@ -166,6 +169,33 @@ pub struct FileConfig {
     /// Keys of untrusted files that were ignored, as `file: key`.
     #[serde(skip)]
     pub ignored: Vec<String>,
+}
+
+/// `[web_fetch]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchConfig {
+    /// Domains fetched without asking in `auto-edit` (each covers its subdomains).
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// Let `web_fetch` reach loopback, private and link-local addresses (default false).
+    pub allow_private_addresses: Option<bool>,
+    /// Seconds a fetch may take (default 30).
+    pub timeout_secs: Option<u64>,
+}
+
+impl WebFetchConfig {
+    pub fn settings(&self) -> saki_tools::web_fetch::WebSettings {
+        let defaults = saki_tools::web_fetch::WebSettings::default();
+        saki_tools::web_fetch::WebSettings {
+            allowed_domains: self.allowed_domains.clone(),
+            allow_private_addresses: self.allow_private_addresses.unwrap_or(false),
+            timeout: self.timeout_secs.map_or(defaults.timeout, |s| {
+                std::time::Duration::from_secs(s.clamp(1, 600))
+            }),
+            max_body_bytes: defaults.max_body_bytes,
+        }
+    }
 }
 
 /// `sandbox = "workspace-write"`, or the table form.
@@ -251,6 +281,9 @@ impl FileConfig {
         }
         // A workspace's table replaces the global one of the same name whole.
         self.mcp_servers.extend(other.mcp_servers);
+        if other.web_fetch.is_some() {
+            self.web_fetch = other.web_fetch;
+        }
         self.trusted_directories.extend(other.trusted_directories);
         self.untrusted_directories
             .extend(other.untrusted_directories);
@@ -424,6 +457,8 @@ pub struct Resolved {
     pub shell_environment: ShellEnvConfig,
     /// `[mcp_servers.NAME]` from trusted config files (see `crate::mcp_setup`).
     pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
+    /// `[web_fetch]` from trusted config files.
+    pub web_fetch: WebFetchConfig,
     /// Every API key variable a provider is configured with: never given to commands.
     pub key_names: Vec<String>,
     /// Keys of untrusted config files that were ignored (`file: key`).
@@ -682,6 +717,7 @@ pub fn resolve(
             .unwrap_or_default(),
         shell_environment: file.shell_environment.clone().unwrap_or_default(),
         mcp_servers: file.mcp_servers.clone(),
+        web_fetch: file.web_fetch.clone().unwrap_or_default(),
         key_names: key_names(file),
         ignored: file.ignored.clone(),
         trust_refused: false,

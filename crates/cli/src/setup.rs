@@ -352,6 +352,7 @@ pub fn shell(
     let mut workspace = workspace.clone();
     workspace.set_shell_runtime(Arc::new(runtime));
     workspace.set_output_cap(resolved.tool_output_max_bytes);
+    workspace.set_web(resolved.web_fetch.settings());
     Ok((Arc::new(workspace), status))
 }
 

@@ -12,6 +12,10 @@
 //! has `approval = "auto"`; otherwise they are asked about, denied in `plan`, and run in
 //! `yolo`.
 //!
+//! `web_fetch` is asked about in `plan` and `default` ("allow for this session" remembers
+//! the domain), runs unasked in `auto-edit` only for domains in `web_fetch.allowed_domains`,
+//! and always in `yolo`.
+//!
 //! "In scope" ([`check_scope`]): every path the command names stays inside the workspace
 //! and it reads no environment. "Sensitive" ([`sensitive_path`]): files that make tools
 //! run code (`.git/`, `.saki/`, ...). "Ask" goes to an [`Approver`]; `exec` has no one to
@@ -87,6 +91,8 @@ pub enum CallClass {
     /// A tool from an MCP server not known to be read-only; `auto` when its server has
     /// `approval = "auto"`.
     Mcp { auto: bool },
+    /// `web_fetch`; `listed` when its domain is in `web_fetch.allowed_domains`.
+    Web { listed: bool },
 }
 
 /// A call's class and, when it is not read-only, why (for the person and the model).
@@ -157,6 +163,16 @@ pub fn sensitive_path(workspace: &Workspace, path: &str) -> Option<String> {
 pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
     match call.name.as_str() {
         "read_file" | "ls" | "glob" | "grep" => Assessment::new(CallClass::ReadOnly, None, true),
+        "web_fetch" => match crate::web_fetch::target_host(&call.input) {
+            Some(host) => Assessment::new(
+                CallClass::Web {
+                    listed: workspace.web().allows(&host),
+                },
+                Some(format!("fetches from {host}")),
+                true,
+            ),
+            None => Assessment::new(CallClass::Web { listed: false }, None, false),
+        },
         "write_file" | "edit" | "delete_file" => {
             let path = call
                 .input
@@ -195,7 +211,10 @@ pub fn decide(mode: ApprovalMode, class: CallClass) -> Verdict {
     match (mode, class) {
         (_, CallClass::ReadOnly)
         | (ApprovalMode::Yolo, _)
-        | (ApprovalMode::AutoEdit, CallClass::Edit) => Verdict::Allow,
+        | (ApprovalMode::AutoEdit, CallClass::Edit)
+        | (ApprovalMode::AutoEdit, CallClass::Web { listed: true }) => Verdict::Allow,
+        // Reading the web is research, which plan mode is for; it is asked about.
+        (_, CallClass::Web { .. }) => Verdict::Ask,
         (ApprovalMode::Plan, CallClass::Mcp { .. }) => Verdict::Deny(
             "plan mode allows only MCP tools their server annotates read-only (readOnlyHint); \
              describe the call instead of making it"
@@ -246,6 +265,9 @@ impl Approver for DenyWithoutAsking {
             CallClass::Edit => "--approval auto-edit",
             CallClass::Mcp { .. } => {
                 "--approval yolo, or set approval = \"auto\" under [mcp_servers.NAME]"
+            }
+            CallClass::Web { .. } => {
+                "--approval yolo, or list the domain in web_fetch.allowed_domains and use --approval auto-edit"
             }
             _ => "--approval yolo",
         };

@@ -147,3 +147,78 @@ async fn a_denial_carries_the_reason_and_mode_changes_apply_at_once() {
     assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
     assert_eq!(ApprovalMode::Yolo.next(), ApprovalMode::Plan);
 }
+
+fn fetch(url: &str) -> ToolCallInfo {
+    call("web_fetch", json!({ "url": url }))
+}
+
+#[tokio::test]
+async fn web_fetch_is_asked_per_domain_listed_domains_run_in_auto_edit_and_yolo_runs_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut workspace = Workspace::new(dir.path()).unwrap();
+    workspace.set_web(crate::web_fetch::WebSettings {
+        allowed_domains: vec!["docs.rs".into()],
+        ..Default::default()
+    });
+    let approver = Arc::new(Scripted {
+        answer: Approval::Session,
+        asked: AtomicUsize::new(0),
+    });
+    let mode = SharedMode::new(ApprovalMode::Default);
+    let policy = ApprovalPolicy::shared(
+        mode.clone(),
+        Arc::default(),
+        approver.clone(),
+        Arc::new(workspace),
+    );
+    let asked = || approver.asked.load(Ordering::Relaxed);
+    // default: asked, and "allow for this session" remembers the domain only.
+    assert_eq!(
+        policy.pre_tool_call(&fetch("https://example.com/a")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(asked(), 1);
+    assert_eq!(
+        policy.pre_tool_call(&fetch("https://EXAMPLE.com/b")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(asked(), 1, "the domain was granted");
+    policy.pre_tool_call(&fetch("https://example.org/")).await;
+    assert_eq!(asked(), 2, "another domain is asked about");
+    // auto-edit: listed domains run unasked, others are asked.
+    mode.set(ApprovalMode::AutoEdit);
+    assert_eq!(
+        policy.pre_tool_call(&fetch("https://api.docs.rs/x")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(asked(), 2);
+    policy.pre_tool_call(&fetch("https://evil.test/")).await;
+    assert_eq!(asked(), 3);
+    // plan: reading the web is asked about, not denied.
+    mode.set(ApprovalMode::Plan);
+    policy.pre_tool_call(&fetch("https://plan.test/")).await;
+    assert_eq!(asked(), 4);
+    // yolo: runs.
+    mode.set(ApprovalMode::Yolo);
+    assert_eq!(
+        policy.pre_tool_call(&fetch("https://any.test/")).await,
+        ToolAction::Allow
+    );
+    assert_eq!(asked(), 4);
+}
+
+#[tokio::test]
+async fn exec_denies_web_fetch_with_the_way_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = ApprovalPolicy::new(
+        ApprovalMode::Default,
+        Arc::new(DenyWithoutAsking),
+        Arc::new(Workspace::new(dir.path()).unwrap()),
+    );
+    let ToolAction::Deny(reason) = policy.pre_tool_call(&fetch("https://example.com/")).await
+    else {
+        panic!("not denied")
+    };
+    assert!(reason.contains("web_fetch.allowed_domains"), "{reason}");
+    assert!(reason.contains("example.com"), "{reason}");
+}

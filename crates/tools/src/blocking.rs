@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// Built-in tools that do not block a runtime thread: `shell` waits on its process
 /// asynchronously, `glob` and `grep` walk on the blocking pool themselves. Every other
 /// built-in tool runs through [`execute`] (see [`crate::capped::wrap`]).
-pub const ASYNC_TOOLS: &[&str] = &["shell", "glob", "grep"];
+pub const ASYNC_TOOLS: &[&str] = &["shell", "glob", "grep", "web_fetch"];
 
 /// `inner.execute(input, ctx)`, run on tokio's blocking pool (inline outside a runtime).
 pub async fn execute(

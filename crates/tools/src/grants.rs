@@ -12,9 +12,14 @@ const COMPOUND: &[char] = &[
     ';', '&', '|', '$', '`', '<', '>', '(', ')', '{', '}', '\n', '\r', '\\', '*', '?', '~',
 ];
 
-/// What a session grant for `call` would be: `shell:cargo test`, `tool:edit`. `None` when
+/// What a session grant for `call` would be: `shell:cargo test`, `tool:edit`,
+/// `web:docs.rs`. `None` when
 /// the call cannot be granted for the session (a compound or empty shell command).
 pub fn grant_key(call: &ToolCallInfo) -> Option<String> {
+    if call.name == "web_fetch" {
+        // Per domain: allowing one site is not allowing the web.
+        return crate::web_fetch::target_host(&call.input).map(|host| format!("web:{host}"));
+    }
     if call.name != "shell" {
         return Some(format!("tool:{}", call.name));
     }
@@ -48,10 +53,13 @@ pub fn shell_prefix(command: &str) -> Option<String> {
 /// How a grant reads to the person: `edit`, `cargo test …`.
 pub fn grant_label(call: &ToolCallInfo) -> Option<String> {
     let key = grant_key(call)?;
-    Some(match key.strip_prefix("shell:") {
-        Some(prefix) => format!("{prefix} …"),
-        None => call.name.clone(),
-    })
+    Some(
+        match (key.strip_prefix("shell:"), key.strip_prefix("web:")) {
+            (Some(prefix), _) => format!("{prefix} …"),
+            (_, Some(host)) => format!("web_fetch {host}"),
+            _ => call.name.clone(),
+        },
+    )
 }
 
 /// The grants of one interactive session.

@@ -18,6 +18,8 @@ pub mod shell_env;
 pub mod shell_safety;
 pub mod state;
 pub mod suggest;
+pub mod web_fetch;
+pub mod web_guard;
 pub mod workspace;
 
 pub use approval::{
@@ -44,6 +46,7 @@ pub const TOOL_ORDER: &[&str] = &[
     "edit",
     "write_file",
     "delete_file",
+    "web_fetch",
 ];
 
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
@@ -65,8 +68,13 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(listing::Ls(workspace.clone())),
         Arc::new(listing::Glob(workspace.clone())),
         Arc::new(grep::Grep(workspace.clone())),
-        Arc::new(shell::Shell(workspace)),
+        Arc::new(shell::Shell(workspace.clone())),
     ];
+    let mut tools = tools;
+    match web_fetch::WebFetch::new(workspace.web().clone()) {
+        Ok(web) => tools.push(Arc::new(web)),
+        Err(e) => tracing::warn!(error = %e, "web_fetch is not available"),
+    }
     tools
         .into_iter()
         .map(|tool| capped::wrap(tool, cap))

@@ -24,6 +24,8 @@ pub struct Workspace {
     shell: Option<Arc<ShellRuntime>>,
     /// Most bytes of one tool's output the model sees (`tool_output_max_bytes`).
     output_cap: usize,
+    /// How `web_fetch` may reach the web (`[web_fetch]`).
+    web: crate::web_fetch::WebSettings,
 }
 
 impl Workspace {
@@ -32,6 +34,7 @@ impl Workspace {
             roots: vec![root.as_ref().canonicalize()?],
             shell: None,
             output_cap: crate::common::TOOL_OUTPUT_MAX_BYTES,
+            web: crate::web_fetch::WebSettings::default(),
         })
     }
 
@@ -42,6 +45,15 @@ impl Workspace {
 
     pub fn output_cap(&self) -> usize {
         self.output_cap
+    }
+
+    /// `web_fetch` in this workspace reaches the web as `settings` say.
+    pub fn set_web(&mut self, settings: crate::web_fetch::WebSettings) {
+        self.web = settings;
+    }
+
+    pub fn web(&self) -> &crate::web_fetch::WebSettings {
+        &self.web
     }
 
     /// Shell commands in this workspace run as `runtime` says.
