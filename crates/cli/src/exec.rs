@@ -147,7 +147,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         system_prompt,
         suggestions: args.follow_ups > 0,
     };
-    let (mut engine, sandbox) = match setup::engine(
+    let (mut engine, sandbox, mut mcp) = match setup::engine(
         &resolved,
         hooks,
         &args.provider,
@@ -200,6 +200,11 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     }));
     for alert in &alerts {
         report_alert(alert, json_mode);
+    }
+    // A script's one prompt should see every tool: the servers get their startup time.
+    mcp.ready().await;
+    while let Ok(alert) = mcp.alerts.try_recv() {
+        report_alert(&alert, json_mode);
     }
     let background = engine.background_usage();
     let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -256,6 +261,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         }
         Err(_) => Default::default(),
     };
+    mcp.shutdown().await;
     let Some(code) = code else {
         // Quit before the turn reported its end: the run was interrupted between turns.
         failed_spent(json_mode, "cancelled", "cancelled", Some(&background));

@@ -107,6 +107,50 @@ impl McpSession {
         })
     }
 
+    /// `/mcp`: every server, its state and its tools, as `saki mcp list` shows them.
+    pub fn reporter(&self) -> saki_engine::McpReport {
+        let manager = self.manager.clone();
+        Arc::new(move || {
+            let servers = manager.status();
+            if servers.is_empty() {
+                return "no MCP servers are configured (`saki mcp add NAME -- CMD ARGS…`)".into();
+            }
+            servers
+                .iter()
+                .map(crate::mcp_cmd::describe)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+
+    /// Forwards each alert to `events` as it comes (the UI shows them while it runs). It
+    /// holds no sender of its own: when the engine's go (it ended, or panicked), the UI
+    /// still sees its channel close.
+    pub fn forward_alerts(&mut self, events: &mpsc::UnboundedSender<saki_engine::EngineEvent>) {
+        let (_, none) = mpsc::unbounded_channel();
+        let mut alerts = std::mem::replace(&mut self.alerts, none);
+        let events = events.downgrade();
+        tokio::spawn(async move {
+            while let Some(alert) = alerts.recv().await {
+                let Some(events) = events.upgrade() else {
+                    break;
+                };
+                let level = match alert.level {
+                    AlertLevel::Info => saki_engine::Level::Info,
+                    AlertLevel::Warn => saki_engine::Level::Warn,
+                    AlertLevel::Error => saki_engine::Level::Error,
+                };
+                let event = saki_engine::EngineEvent::Alert {
+                    level,
+                    message: alert.message,
+                };
+                if events.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
     /// Resolves once every server has connected or failed (each bounded by its
     /// `startup_timeout_sec`).
     pub async fn ready(&self) {

@@ -257,8 +257,10 @@ pub struct FrontEnd {
     pub suggestions: bool,
 }
 
-/// The engine for a session: client, shell runtime with its sandbox, tools and settings.
-/// Returns it with the sandbox really in force; `Err` carries the exit code.
+/// The engine for a session: client, shell runtime with its sandbox, tools (MCP servers
+/// starting in the background) and settings. Returns it with the sandbox really in force
+/// and the MCP servers, which the front end keeps for the session; `Err` carries the exit
+/// code.
 pub fn engine(
     resolved: &Resolved,
     hooks: Hooks,
@@ -266,16 +268,19 @@ pub fn engine(
     run: &crate::args::RunArgs,
     workspace: &Workspace,
     front: FrontEnd,
-) -> Result<(Engine, SandboxStatus), (ExitCode, String)> {
+) -> Result<(Engine, SandboxStatus, crate::mcp_setup::McpSession), (ExitCode, String)> {
     let client = client(resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
     let (workspace, sandbox) =
         shell(workspace, resolved, run.sandbox).map_err(|e| (ExitCode::Internal, e))?;
     let tools = saki_tools::builtin_server(workspace.clone())
         .map_err(|e| (ExitCode::Internal, e.to_string()))?;
+    // MCP servers start now, in the background; their tools join as each connects.
+    let shared = saki_llm_worker::SharedTools::new(tools);
+    let mcp = crate::mcp_setup::start(resolved, &workspace, shared.clone());
     let root = workspace.root().to_path_buf();
     let engine = Engine::new(Parts {
         client,
-        tools: Arc::new(tools),
+        tools: shared.snapshot(),
         workspace,
         settings: engine_settings(resolved, provider, run.max_turns),
         hooks,
@@ -292,9 +297,12 @@ pub fn engine(
             provider: resolved.provider.clone(),
             max_turns: run.max_turns,
         })),
+        shared_tools: Some(shared),
+        mcp: Some(mcp.lookup()),
+        mcp_report: Some(mcp.reporter()),
         events: front.events,
     });
-    Ok((engine, sandbox))
+    Ok((engine, sandbox, mcp))
 }
 
 /// How shell commands run in this session: the environment, a private temp dir and the

@@ -89,6 +89,9 @@ pub fn start_hooked(
         prompt_builder: Arc::new(|| "You are saki.".into()),
         suggestions,
         resolver: None,
+        shared_tools: None,
+        mcp: None,
+        mcp_report: None,
         events: events_tx,
     });
     tokio::spawn(engine.run(action_rx));

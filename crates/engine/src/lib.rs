@@ -38,10 +38,12 @@ use bridge::{RecorderSlot, UiSender};
 use saki_followup::{CacheSafeStore, ReadAheadStats};
 use saki_llm_client::{CancellationToken, Client};
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
-use saki_llm_worker::{BackgroundUsage, ToolServer, Worker, WorkerConfig};
+use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
-use saki_tools::{ApprovalMode, ApprovalPolicy, Approver, SessionGrants, SharedMode, Workspace};
+use saki_tools::{
+    ApprovalMode, ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace,
+};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -72,6 +74,9 @@ pub trait ModelResolver: Send + Sync {
     fn resolve(&self, model: Option<&str>, fast_model: Option<&str>) -> Result<Settings, String>;
 }
 
+/// See [`Parts::mcp_report`].
+pub type McpReport = Arc<dyn Fn() -> String + Send + Sync>;
+
 /// See [`Parts::prompt_builder`].
 pub type PromptBuilder = Arc<dyn Fn() -> String + Send + Sync>;
 
@@ -96,6 +101,13 @@ pub struct Parts {
     /// Predict the next prompt after each completed turn and speculate it.
     pub suggestions: bool,
     pub resolver: Option<Arc<dyn ModelResolver>>,
+    /// The tool set the Worker reads at each request, when tools may join it while the
+    /// session runs (MCP servers that connect later); `None`: `tools` as they are.
+    pub shared_tools: Option<SharedTools>,
+    /// What the approval policy knows of MCP tools; `None`: every MCP call is asked about.
+    pub mcp: Option<Arc<dyn McpLookup>>,
+    /// `/mcp`: the servers, their state and their tools, as lines for people.
+    pub mcp_report: Option<McpReport>,
     pub events: UnboundedSender<EngineEvent>,
 }
 
@@ -108,6 +120,7 @@ pub struct Engine {
     chosen: (Option<String>, Option<String>),
     resolver: Option<Arc<dyn ModelResolver>>,
     prompt_builder: PromptBuilder,
+    mcp_report: Option<McpReport>,
     hooks: Hooks,
     pod: Arc<PodInterceptor>,
     mode: SharedMode,
@@ -154,9 +167,15 @@ impl Engine {
             prompt_builder,
             suggestions,
             resolver,
+            shared_tools,
+            mcp,
+            mcp_report,
             events: ui,
         } = parts;
         let mut worker = Worker::new(client, tools, settings.worker.clone());
+        if let Some(shared) = shared_tools {
+            worker.set_shared_tools(shared);
+        }
         let spent = BackgroundUsage::new();
         worker.set_context_guard(Arc::new(compactor(
             &settings, &worker, &hooks, &workspace, &spent,
@@ -167,12 +186,12 @@ impl Engine {
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());
         let approver = approver.unwrap_or_else(|| Arc::new(bridge::UiApprover(ui.clone())));
-        worker.add_interceptor(Arc::new(ApprovalPolicy::shared(
-            mode.clone(),
-            grants.clone(),
-            approver,
-            workspace.clone(),
-        )));
+        let mut policy =
+            ApprovalPolicy::shared(mode.clone(), grants.clone(), approver, workspace.clone());
+        if let Some(mcp) = mcp {
+            policy = policy.with_mcp(mcp);
+        }
+        worker.add_interceptor(Arc::new(policy));
         if !hooks.is_empty() {
             worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
         }
@@ -203,6 +222,7 @@ impl Engine {
             chosen: (None, None),
             resolver,
             prompt_builder,
+            mcp_report,
             hooks,
             pod,
             mode,
@@ -319,6 +339,14 @@ impl Engine {
                 }
                 Action::SetReadAhead(on) => {
                     self.suggestions = on;
+                    false
+                }
+                Action::ListMcp => {
+                    let report = match &self.mcp_report {
+                        Some(report) => report(),
+                        None => "no MCP servers in this session".to_owned(),
+                    };
+                    self.alert(Level::Info, report);
                     false
                 }
                 Action::Stats => {

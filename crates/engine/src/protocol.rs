@@ -44,6 +44,8 @@ pub enum Action {
     /// Turn reading ahead on or off for what follows (a speculation already running
     /// finishes; off, no suggestion is asked for after it).
     SetReadAhead(bool),
+    /// `/mcp`: report the MCP servers, their state and their tools.
+    ListMcp,
     /// `/stats`: report what reading ahead did and cost.
     Stats,
     /// The suggestion is on screen now: only then is it speculated (one the person

@@ -11,6 +11,7 @@ pub const HELP: &str = "\
 /new                  start a new session
 /resume [ID]          continue a recent session (a picker without ID)
 /stats                what reading ahead did and cost (tokens by kind)
+/mcp                  the MCP servers, their state and their tools
 /quit                 leave (also Ctrl+D on an empty prompt)
 keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
       Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
@@ -30,6 +31,7 @@ pub enum Command {
     New,
     Resume(Option<String>),
     Stats,
+    Mcp,
     Quit,
 }
 
@@ -51,6 +53,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "/quit" | "/exit" => no_args(Command::Quit),
         "/new" | "/clear" => no_args(Command::New),
         "/stats" => no_args(Command::Stats),
+        "/mcp" => no_args(Command::Mcp),
         "/model" => match args.as_slice() {
             [] => Ok(Command::Model {
                 name: None,

@@ -113,7 +113,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             system_prompt,
             suggestions,
         };
-        let (engine, sandbox) = setup::engine(
+        let (engine, sandbox, mut mcp) = setup::engine(
             &resolved,
             hooks,
             &args.provider,
@@ -127,9 +127,10 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
                 message: alert.message,
             });
         }
-        Ok((engine, suggestions))
+        mcp.forward_alerts(&ui_tx);
+        Ok((engine, suggestions, mcp))
     });
-    let (mut engine, suggestions) = match built {
+    let (mut engine, suggestions, mcp) = match built {
         Ok(built) => built,
         Err((code, message)) => {
             eprintln!("error: {message}");
@@ -166,6 +167,8 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         let _ = quit.send(saki_tui::Action::Quit);
     });
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
+    // The servers' processes end with the session.
+    mcp.shutdown().await;
     // The UI is gone: the engine sees its channel close and stops what runs. An engine
     // that panicked closed the UI's channel first; say so, and fail.
     match engine_task.await {

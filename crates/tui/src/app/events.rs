@@ -34,6 +34,7 @@ impl App {
             Command::Compress => self.act(Action::Compress),
             Command::New => self.act(Action::NewSession),
             Command::Stats => self.act(Action::Stats),
+            Command::Mcp => self.act(Action::ListMcp),
             Command::Resume(None) => self.act(Action::ListSessions),
             Command::Resume(Some(id)) => self.act(Action::Resume { id }),
             Command::Model { name: None, .. } => {
