@@ -222,3 +222,61 @@ fn workspace_servers_need_a_trusted_workspace() {
         .stdout(predicates::str::contains("repo (stdio: "))
         .stdout(predicates::str::contains("connected, 2 tools"));
 }
+
+/// `saki exec` with the fixture server configured: the model's calls reach it, and the
+/// approval rules hold (read-only `echo` unasked, `get-sum` asked, so denied in `exec`).
+#[test]
+fn exec_offers_mcp_tools_and_their_calls_follow_the_approval_rules() {
+    use saki_testkit::{MockServer, Turn};
+    let Some(python) = python() else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    let env = env_with(&[]);
+    env.saki()
+        .args(["mcp", "add", "py", "--", &python, &fixture()])
+        .assert()
+        .success();
+    let run = |mode: &str| {
+        let server = MockServer::start().unwrap();
+        server.push(
+            Turn::new()
+                .with_tool_call("c1", "mcp__py__echo", r#"{"message":"hi"}"#)
+                .with_tool_call("c2", "mcp__py__get-sum", r#"{"a":2,"b":3}"#),
+        );
+        server.push(Turn::text("done"));
+        let out = env
+            .saki()
+            .args([
+                "exec",
+                "--json",
+                "--approval",
+                mode,
+                "--base-url",
+                &server.openai_url(),
+                "-m",
+                "m",
+                "use the tools",
+            ])
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let first = server.requests()[0].body["tools"].to_string();
+        assert!(
+            first.contains("mcp__py__echo") && first.contains("mcp__py__get-sum"),
+            "{first}"
+        );
+        stdout
+    };
+    let default = run("default");
+    assert!(default.contains("Echo: hi"), "{default}");
+    assert!(
+        default.contains(r#""status":"denied""#) && !default.contains("The sum of 2 and 3"),
+        "{default}"
+    );
+    let yolo = run("yolo");
+    assert!(
+        yolo.contains("Echo: hi") && yolo.contains("The sum of 2 and 3 is 5"),
+        "{yolo}"
+    );
+}
