@@ -463,6 +463,8 @@ pub struct Resolved {
     pub key_names: Vec<String>,
     /// Keys of untrusted config files that were ignored (`file: key`).
     pub ignored: Vec<String>,
+    /// The workspace's own config file is trusted (set by `setup::resolve`).
+    pub workspace_trusted: bool,
     /// The person chose not to trust this workspace (`untrusted_directories`).
     pub trust_refused: bool,
     /// `[models.NAME] context_window` was set: the server is not asked for its window.
@@ -720,6 +722,7 @@ pub fn resolve(
         web_fetch: file.web_fetch.clone().unwrap_or_default(),
         key_names: key_names(file),
         ignored: file.ignored.clone(),
+        workspace_trusted: false,
         trust_refused: false,
         window_configured: file
             .models

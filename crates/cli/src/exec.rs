@@ -30,6 +30,10 @@ pub struct ExecArgs {
     /// normal turn under --approval).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub follow_ups: u32,
+    /// Run the custom slash command NAME (`.saki/commands/NAME.md`, or `NAME.md` in the
+    /// global config's `commands/`); the prompt argument is then its arguments.
+    #[arg(long, value_name = "NAME")]
+    pub command: Option<String>,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
@@ -121,7 +125,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 return ExitCode::Config;
             }
         };
-    let prompt = match read_prompt(args.prompt.as_deref()) {
+    let prompt = match prompt_of(&args) {
         Ok(p) => p,
         Err(message) => {
             failed(json_mode, "usage", &message);
@@ -166,6 +170,27 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return code;
         }
     };
+    if let Some(name) = &args.command {
+        let name = name.trim_start_matches('/');
+        if !engine.commands().iter().any(|c| c.name == name) {
+            let known: Vec<String> = engine
+                .commands()
+                .iter()
+                .map(|c| format!("/{}", c.name))
+                .collect();
+            let known = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            failed(
+                json_mode,
+                "usage",
+                &format!("--command: no custom command /{name} (yours: {known})"),
+            );
+            return ExitCode::Usage;
+        }
+    }
     let opened = match loaded {
         None => engine.ensure_session(&prompt),
         Some(loaded) => engine.continue_loaded(loaded).await,
@@ -298,6 +323,19 @@ fn too_long(prompt: &str, resolved: &crate::config::Resolved) -> Option<String> 
             prompt.len()
         )
     })
+}
+
+/// The prompt: `/NAME ARGS` for `--command NAME`, else the argument or stdin.
+fn prompt_of(args: &ExecArgs) -> Result<String, String> {
+    match &args.command {
+        Some(name) => {
+            let rest = args.prompt.as_deref().unwrap_or("");
+            Ok(format!("/{} {rest}", name.trim_start_matches('/'))
+                .trim_end()
+                .to_owned())
+        }
+        None => read_prompt(args.prompt.as_deref()),
+    }
 }
 
 fn read_prompt(arg: Option<&str>) -> Result<String, String> {

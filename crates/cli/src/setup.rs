@@ -54,6 +54,7 @@ pub fn resolve(
     }
     let mut resolved = config::resolve(&files, &overrides, &env)?;
     resolved.local_model = local_model;
+    resolved.workspace_trusted = trusted == paths.len();
     resolved.trust_refused = global.untrusted_directories.iter().any(|d| {
         d.canonicalize()
             .is_ok_and(|d| workspace.canonicalize().is_ok_and(|w| w == d))
@@ -278,6 +279,16 @@ pub fn engine(
     let shared = saki_llm_worker::SharedTools::new(tools);
     let mcp = crate::mcp_setup::start(resolved, &workspace, shared.clone());
     let root = workspace.root().to_path_buf();
+    let env = |k: &str| std::env::var(k).ok();
+    let (commands, problems) = saki_pod::commands::load(
+        config::global_config_dir(&env).as_deref(),
+        &root,
+        resolved.workspace_trusted,
+    );
+    for message in problems {
+        let level = saki_engine::Level::Warn;
+        let _ = front.events.send(EngineEvent::Alert { level, message });
+    }
     let engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),
@@ -300,6 +311,7 @@ pub fn engine(
         shared_tools: Some(shared),
         mcp: Some(mcp.lookup()),
         mcp_report: Some(mcp.reporter()),
+        commands,
         events: front.events,
     });
     Ok((engine, sandbox, mcp))

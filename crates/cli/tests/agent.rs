@@ -145,7 +145,8 @@ fn reads_edits_and_answers_in_every_protocol() {
                 "shell",
                 "edit",
                 "write_file",
-                "delete_file"
+                "delete_file",
+                "web_fetch"
             ],
             "{provider}: reading and searching first"
         );

@@ -113,6 +113,7 @@ impl Engine {
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
         speculator.usage = self.spent.clone();
+        speculator.commands = self.commands.iter().map(|c| c.name.clone()).collect();
         speculator
     }
 
@@ -304,6 +305,7 @@ impl Engine {
             return;
         };
         let speculator = self.speculator();
+        let commands = self.commands.clone();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
         let ui = self.ui.clone();
@@ -341,9 +343,15 @@ impl Engine {
                     return None;
                 }
             }
+            // A custom command runs as its prompt; one with its own model or mode is not
+            // run ahead (a speculation runs on the session's).
+            let expanded = crate::commands::expand(&commands, &text);
+            if expanded.overrides() {
+                return None;
+            }
             started.store(true, Ordering::Relaxed);
             let _ = ui.send(EngineEvent::Speculation(SpecState::Running));
-            Some(speculator.run(&params, &text, token).await)
+            Some(speculator.run(&params, &expanded.text, token).await)
         });
         self.ahead.background = Some(Background {
             cancel,

@@ -59,6 +59,18 @@ pub fn start_hooked(
     adjust: impl FnOnce(&mut Settings),
     add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
 ) -> Harness {
+    start_with_commands(server, mode, suggestions, adjust, add_hooks, Vec::new())
+}
+
+/// Like `start_hooked`, with the person's custom slash commands.
+pub fn start_with_commands(
+    server: &MockServer,
+    mode: ApprovalMode,
+    suggestions: bool,
+    adjust: impl FnOnce(&mut Settings),
+    add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
+    commands: Vec<saki_pod::commands::CustomCommand>,
+) -> Harness {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let mut settings = settings();
@@ -92,6 +104,7 @@ pub fn start_hooked(
         shared_tools: None,
         mcp: None,
         mcp_report: None,
+        commands,
         events: events_tx,
     });
     tokio::spawn(engine.run(action_rx));

@@ -8,6 +8,7 @@
 
 mod ahead;
 mod bridge;
+mod commands;
 pub mod describe;
 mod prewarm;
 pub mod protocol;
@@ -39,6 +40,7 @@ use saki_followup::{CacheSafeStore, ReadAheadStats};
 use saki_llm_client::{CancellationToken, Client};
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
+use saki_pod::commands::CustomCommand;
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
 use saki_tools::sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{
@@ -108,6 +110,8 @@ pub struct Parts {
     pub mcp: Option<Arc<dyn McpLookup>>,
     /// `/mcp`: the servers, their state and their tools, as lines for people.
     pub mcp_report: Option<McpReport>,
+    /// The person's custom slash commands (`saki_pod::commands::load`).
+    pub commands: Vec<CustomCommand>,
     pub events: UnboundedSender<EngineEvent>,
 }
 
@@ -121,6 +125,7 @@ pub struct Engine {
     resolver: Option<Arc<dyn ModelResolver>>,
     prompt_builder: PromptBuilder,
     mcp_report: Option<McpReport>,
+    commands: Arc<Vec<CustomCommand>>,
     hooks: Hooks,
     pod: Arc<PodInterceptor>,
     mode: SharedMode,
@@ -170,6 +175,7 @@ impl Engine {
             shared_tools,
             mcp,
             mcp_report,
+            commands,
             events: ui,
         } = parts;
         let mut worker = Worker::new(client, tools, settings.worker.clone());
@@ -223,6 +229,7 @@ impl Engine {
             resolver,
             prompt_builder,
             mcp_report,
+            commands: Arc::new(commands),
             hooks,
             pod,
             mode,
@@ -255,6 +262,11 @@ impl Engine {
     /// yet; shared, so a front end can report them with each turn's end.
     pub fn background_usage(&self) -> BackgroundUsage {
         self.spent.clone()
+    }
+
+    /// The person's custom slash commands.
+    pub fn commands(&self) -> &[CustomCommand] {
+        &self.commands
     }
 
     /// The current session's id, once it has a log.

@@ -20,7 +20,11 @@ impl Engine {
         text: String,
         actions: &mut UnboundedReceiver<Action>,
     ) -> bool {
-        if self.try_accept(&text).await {
+        let expanded = crate::commands::expand(&self.commands, &text);
+        if let Some(warning) = &expanded.warning {
+            self.alert(Level::Warn, warning.clone());
+        }
+        if !expanded.overrides() && self.try_accept(&expanded.text).await {
             return false;
         }
         self.discard_speculation();
@@ -29,18 +33,37 @@ impl Engine {
         }
         // `@path` references: resolved now, stashed for the pod interceptor, which puts
         // them right after the user item (or drops them with a cancelled prompt).
-        let (user_text, files, alerts) = FsView::new(self.workspace.clone())
-            .prepare(&parse_prompt(&text), self.settings.tool_output_max_bytes);
+        let (user_text, files, alerts) = FsView::new(self.workspace.clone()).prepare(
+            &parse_prompt(&expanded.text),
+            self.settings.tool_output_max_bytes,
+        );
         for alert in alerts {
             self.alert(level_of(alert.level), alert.message);
         }
         self.pod.stash(files);
         self.send(EngineEvent::TurnStarted);
         self.send_status();
+        // A command's model and mode hold for its own turn only.
+        let mode_before = expanded.approval.map(|mode| {
+            let before = self.mode.get();
+            self.mode.set(mode);
+            before
+        });
+        let model_before = expanded.model.clone().map(|model| {
+            let before = self.worker.model().to_owned();
+            self.worker.set_model(model);
+            before
+        });
         let cancel = CancellationToken::new();
         let turn = self.worker.run_turn(user_text, cancel.clone());
         let (outcome, interrupt) =
             Self::listening(actions, &self.mode, &self.ui, &cancel, turn).await;
+        if let Some(mode) = mode_before {
+            self.mode.set(mode);
+        }
+        if let Some(model) = model_before {
+            self.worker.set_model(model);
+        }
         let completed = matches!(
             &outcome,
             Ok(TurnOutcome {

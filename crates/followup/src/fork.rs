@@ -148,8 +148,26 @@ pub async fn generate_suggestion(
     cancel: CancellationToken,
     usage: Option<(&BackgroundUsage, BackgroundKind)>,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
+    let prompt = SuggestionPrompt(SUGGESTION_PROMPT);
+    generate_suggestion_with(client, params, model, extra, prompt, cancel, usage).await
+}
+
+/// The text asking for the suggestion (see [`crate::suggestion::suggestion_prompt`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SuggestionPrompt<'a>(pub &'a str);
+
+/// [`generate_suggestion`] with its own suggestion prompt.
+pub async fn generate_suggestion_with(
+    client: &Client,
+    params: &CacheSafeParams,
+    model: &str,
+    extra: &[Item],
+    prompt: SuggestionPrompt<'_>,
+    cancel: CancellationToken,
+    usage: Option<(&BackgroundUsage, BackgroundKind)>,
+) -> Result<Result<String, SuppressReason>, ForkError> {
     let mut items = extra.to_vec();
-    items.push(Item::user(SUGGESTION_PROMPT));
+    items.push(Item::user(prompt.0));
     let mut request = params.fork_request(model, &items);
     if schema_keeps_the_cache(client) {
         request.response_schema = Some(ResponseSchema {

@@ -203,7 +203,8 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
             overlay.write_scope(),
             &["write_file", "edit", "delete_file"],
         ))
-        .chain(pick(&workspace, &["shell"]))
+        // web_fetch is offered so the tool list stays the main loop's (always a boundary).
+        .chain(pick(&workspace, &["shell", "web_fetch"]))
         .chain({
             // Run and capped as the real ones are (`ls` off the runtime threads).
             let cap = workspace.output_cap();

@@ -15,7 +15,8 @@ pub mod suggestion;
 pub mod view;
 
 pub use fork::{
-    generate_suggestion, suggestion_allowed, CacheSafeParams, CacheSafeStore, ForkError,
+    generate_suggestion, generate_suggestion_with, suggestion_allowed, CacheSafeParams,
+    CacheSafeStore, ForkError, SuggestionPrompt,
 };
 pub use gate::{speculation_tool_server, GateDecision, GatedCall, SpeculationTools, ToolGate};
 pub use overlay::{
@@ -32,6 +33,6 @@ pub use state::{
 };
 pub use stats::{tokens_label, ReadAheadStats};
 pub use suggestion::{
-    filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
-    SUGGESTION_PROMPT,
+    filter_suggestion, parse_suggestion_reply, suggestion_json_schema, suggestion_prompt,
+    SuppressReason, SUGGESTION_PROMPT,
 };

@@ -2,7 +2,7 @@
 //! every tool call passing the [`ToolGate`] and every write landing in an [`OverlayFs`].
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
-use crate::fork::{generate_suggestion, CacheSafeParams, ForkError};
+use crate::fork::{generate_suggestion_with, CacheSafeParams, ForkError, SuggestionPrompt};
 use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
@@ -201,6 +201,8 @@ pub struct Speculator {
     /// Where the tokens of suggestions, speculations and pipelined suggestions are
     /// counted (the session's, shared; a fresh one by default).
     pub usage: BackgroundUsage,
+    /// The person's custom slash commands (names without `/`): a suggestion may be one.
+    pub commands: Vec<String>,
 }
 
 enum Step {
@@ -226,6 +228,7 @@ impl Speculator {
             batch_ids: BatchIds::new(),
             hooks: None,
             usage: BackgroundUsage::new(),
+            commands: Vec::new(),
         }
     }
 
@@ -277,7 +280,18 @@ impl Speculator {
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
         let usage = Some((&self.usage, BackgroundKind::Suggestion));
-        generate_suggestion(&self.client, params, &self.model, &[], cancel, usage).await
+        let prompt = crate::suggestion::suggestion_prompt(&self.commands);
+        let prompt = SuggestionPrompt(&prompt);
+        generate_suggestion_with(
+            &self.client,
+            params,
+            &self.model,
+            &[],
+            prompt,
+            cancel,
+            usage,
+        )
+        .await
     }
 
     /// The next suggestion after a completed speculation of `params` (its items: the
@@ -292,7 +306,18 @@ impl Speculator {
         cancel: CancellationToken,
     ) -> Result<Result<String, SuppressReason>, ForkError> {
         let usage = Some((&self.usage, BackgroundKind::PipelinedSuggestion));
-        generate_suggestion(&self.client, params, &self.model, items, cancel, usage).await
+        let prompt = crate::suggestion::suggestion_prompt(&self.commands);
+        let prompt = SuggestionPrompt(&prompt);
+        generate_suggestion_with(
+            &self.client,
+            params,
+            &self.model,
+            items,
+            prompt,
+            cancel,
+            usage,
+        )
+        .await
     }
 
     /// Why a `PreToolUse` hook blocks this call, if it does. The hook sees the input as

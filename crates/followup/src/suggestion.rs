@@ -18,8 +18,22 @@ pub const SUGGESTION_PROMPT: &str = "\
 - If the next step is not obvious from what they asked, reply with nothing at all.
 - Never suggest: praise or thanks, a question, your own voice (\"Let me...\", \"I'll...\"), an idea they did not ask for, more than one sentence.
 
-Good: \"run the tests\", \"commit this\", \"yes\", \"/review\".
+Good: \"run the tests\", \"commit this\", \"yes\".
 Reply with only the message: no quotes, no explanation.";
+
+/// [`SUGGESTION_PROMPT`], plus the person's own slash commands when they have any: a
+/// suggestion may be one of them (and only one of them: a made-up `/name` would end in
+/// "unknown command").
+pub fn suggestion_prompt(commands: &[String]) -> String {
+    if commands.is_empty() {
+        return SUGGESTION_PROMPT.to_owned();
+    }
+    let list: Vec<String> = commands.iter().map(|c| format!("/{c}")).collect();
+    format!(
+        "{SUGGESTION_PROMPT}\nTheir slash commands (a suggestion may be one of these, no other): {}.",
+        list.join(", ")
+    )
+}
 
 /// Structured-output schema for providers that support it: `{"suggestion": "..."}`,
 /// an empty string meaning "nothing to suggest".

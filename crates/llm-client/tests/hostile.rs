@@ -57,7 +57,12 @@ fn endless_cases() -> Vec<(&'static str, Endless)> {
 #[tokio::test]
 async fn endless_streams_fail_with_a_protocol_error_naming_the_limit() {
     let server = MockServer::start().unwrap();
-    let c = client(&server, WireApi::Chat);
+    // These servers never pause, so only the size limit ends them: timeouts generous
+    // enough that a loaded machine never ends one first.
+    let mut c = client(&server, WireApi::Chat).config().clone();
+    c.timeouts.idle = Duration::from_secs(30);
+    c.timeouts.first_event = Duration::from_secs(30);
+    let c = Client::new(c).unwrap();
     for (name, endless) in endless_cases() {
         server.push(endless);
         let outcome = run(&c).await;

@@ -2,6 +2,7 @@
 //! session store; the scoped file view, `@path` references, alerts and project
 //! instructions build on it.
 
+pub mod commands;
 pub mod dangling;
 pub mod store;
 

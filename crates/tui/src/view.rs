@@ -262,7 +262,11 @@ impl App {
             height,
         );
         let lines: Vec<Line<'static>> = if popup.matches.is_empty() {
-            vec![Line::styled(" no matching files", self.theme.dim())]
+            let what = if popup.commands { "commands" } else { "files" };
+            vec![Line::styled(
+                format!(" no matching {what}"),
+                self.theme.dim(),
+            )]
         } else {
             popup
                 .matches
@@ -283,6 +287,10 @@ impl App {
                         };
                         spans.push(Span::styled(c.to_string(), style));
                     }
+                    let about = self.command_description(&m.path).filter(|_| popup.commands);
+                    if let Some(about) = about {
+                        spans.push(Span::styled(format!("  {about}"), self.theme.dim()));
+                    }
                     Line::from(spans)
                 })
                 .collect()
@@ -293,7 +301,11 @@ impl App {
                 Block::default()
                     .borders(Borders::ALL)
                     .border_style(self.theme.border())
-                    .title(" @ file (↑↓, Tab) "),
+                    .title(if popup.commands {
+                        " / command (↑↓, Tab) "
+                    } else {
+                        " @ file (↑↓, Tab) "
+                    }),
             ),
             area,
         );

@@ -152,6 +152,13 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         suggestions,
     );
     let mut app = app;
+    app.set_custom_commands(
+        engine
+            .commands()
+            .iter()
+            .map(|c| (c.name.clone(), c.description.clone().unwrap_or_default()))
+            .collect(),
+    );
     app.transcript.info(format!(
         "saki in {} · /help for commands · Ctrl+D quits",
         workspace.root().display()

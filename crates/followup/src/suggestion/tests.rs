@@ -312,3 +312,12 @@ fn prompt_covers_the_contract() {
     }
     assert!(SUGGESTION_PROMPT.len() < 1000);
 }
+
+#[test]
+fn the_prompt_offers_only_the_persons_own_slash_commands() {
+    assert!(!SUGGESTION_PROMPT.contains("/review"), "not a saki command");
+    assert_eq!(super::suggestion_prompt(&[]), SUGGESTION_PROMPT);
+    let with = super::suggestion_prompt(&["review".into(), "ship-it".into()]);
+    assert!(with.starts_with(SUGGESTION_PROMPT));
+    assert!(with.ends_with("no other): /review, /ship-it."), "{with}");
+}

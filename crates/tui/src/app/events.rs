@@ -8,6 +8,15 @@ use std::time::Instant;
 
 impl App {
     pub(super) fn command(&mut self, line: &str) {
+        if self.is_custom(line) {
+            // The engine expands it; it queues like any prompt while a turn runs.
+            if self.busy {
+                self.queued.push_back(line.to_owned());
+            } else {
+                self.submit(line.to_owned());
+            }
+            return;
+        }
         let command = match commands::parse(line) {
             Ok(c) => c,
             Err(message) => {
@@ -29,7 +38,15 @@ impl App {
             return;
         }
         match command {
-            Command::Help => self.transcript.info(commands::HELP),
+            Command::Help => {
+                let custom = self.custom_help();
+                if custom.is_empty() {
+                    self.transcript.info(commands::HELP);
+                } else {
+                    self.transcript
+                        .info(format!("{}\n{custom}", commands::HELP));
+                }
+            }
             Command::Quit => self.act(Action::Quit),
             Command::Compress => self.act(Action::Compress),
             Command::New => self.act(Action::NewSession),

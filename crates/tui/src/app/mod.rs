@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 /// A second Ctrl+C within this time on an idle, empty prompt quits.
 mod events;
+mod slash;
+pub use slash::CommandEntry;
 
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 /// Files the `@` finder indexes at most.
@@ -25,11 +27,13 @@ const FINDER_STALE: Duration = Duration::from_secs(10);
 /// Rows in the `@` popup.
 pub const POPUP_ROWS: usize = 8;
 
-/// The `@` popup: the reference being typed starts at byte `start` of the input.
+/// The `@` popup (the reference being typed starts at byte `start` of the input), or the
+/// `/` popup of commands (`commands`).
 pub struct Popup {
     pub start: usize,
     pub matches: Vec<FileMatch>,
     pub selected: usize,
+    pub commands: bool,
 }
 
 /// The `/resume` picker.
@@ -56,6 +60,8 @@ pub struct App {
     pub deny_reason: Option<String>,
     pub picker: Option<Picker>,
     pub popup: Option<Popup>,
+    /// Built-in and custom slash commands (the `/` popup, `/help`).
+    pub commands: Vec<CommandEntry>,
     finder: Option<(FileFinder, Instant)>,
     root: PathBuf,
     pub quit_armed: Option<Instant>,
@@ -91,6 +97,7 @@ impl App {
             deny_reason: None,
             picker: None,
             popup: None,
+            commands: slash::built_in(),
             finder: None,
             root,
             quit_armed: None,
@@ -294,6 +301,24 @@ impl App {
             KeyCode::Down => {
                 popup.selected = (popup.selected + 1).min(popup.matches.len().saturating_sub(1));
             }
+            // Enter on a name typed in full runs it, as it would without the popup.
+            KeyCode::Enter
+                if popup.commands
+                    && popup
+                        .matches
+                        .iter()
+                        .any(|m| m.path == self.input.text().trim_end()) =>
+            {
+                self.popup = None;
+                return false;
+            }
+            KeyCode::Tab | KeyCode::Enter if popup.commands && !popup.matches.is_empty() => {
+                let name = popup.matches[popup.selected.min(popup.matches.len() - 1)]
+                    .path
+                    .clone();
+                self.input.replace_before_cursor(0, &format!("{name} "));
+                self.popup = None;
+            }
             KeyCode::Tab | KeyCode::Enter if !popup.matches.is_empty() => {
                 let start = popup.start;
                 let path = popup.matches[popup.selected.min(popup.matches.len() - 1)]
@@ -362,9 +387,12 @@ impl App {
             KeyCode::Backspace if alt => self.edit(now, InputEditor::delete_word_back),
             KeyCode::Char(c) if !ctrl => {
                 let opens_popup = c == '@' && self.at_word_start();
+                let opens_commands = c == '/' && self.input.is_empty();
                 self.edit(now, |i| i.insert_char(c));
                 if opens_popup {
                     self.open_popup(now);
+                } else if opens_commands {
+                    self.open_command_popup();
                 }
             }
             KeyCode::Backspace => self.edit(now, InputEditor::backspace),
@@ -427,12 +455,29 @@ impl App {
             start: self.input.cursor().saturating_sub(1),
             matches: Vec::new(),
             selected: 0,
+            commands: false,
         });
     }
 
     /// Re-runs the finder for the reference under the cursor; closes the popup when the
     /// cursor left it.
     fn refresh_popup(&mut self) {
+        if self.popup.as_ref().is_some_and(|p| p.commands) {
+            let text = self.input.text();
+            let typed = text.get(..self.input.cursor()).unwrap_or("");
+            let query = typed
+                .strip_prefix('/')
+                .filter(|q| !q.contains(char::is_whitespace));
+            let matches = query.map(|q| self.command_matches(q));
+            match (matches, &mut self.popup) {
+                (Some(matches), Some(popup)) => {
+                    popup.selected = popup.selected.min(matches.len().saturating_sub(1));
+                    popup.matches = matches;
+                }
+                _ => self.popup = None,
+            }
+            return;
+        }
         let Some(popup) = &mut self.popup else {
             return;
         };
