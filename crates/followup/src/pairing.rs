@@ -25,7 +25,11 @@ pub fn ensure_tool_result_pairing(items: &[Item]) -> Result<(), PairingError> {
             // Text or thinking of the same response may sit between calls; anything
             // after results started, while calls are still open, breaks the pairing.
             Item::AssistantText { .. } | Item::Thinking { .. } => {}
-            Item::User { .. } | Item::System { .. } => {
+            // An image a call returned sits among the results.
+            Item::Image {
+                call_id: Some(_), ..
+            } => {}
+            Item::User { .. } | Item::System { .. } | Item::Image { call_id: None, .. } => {
                 if let Some(id) = open.front() {
                     return Err(PairingError::Unanswered((*id).to_owned()));
                 }

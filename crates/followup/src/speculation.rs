@@ -503,6 +503,12 @@ impl Speculator {
                     let input = gated;
                     let (content, status) = match tools.get(name) {
                         Some(tool) => match tool.execute(&input, ctx.clone()).await {
+                            // Whether the main model reads images is the main loop's
+                            // to say; the call runs again there.
+                            Ok(output) if !output.images.is_empty() => {
+                                boundary = Some((index, format!("`{name}` returned an image")));
+                                break;
+                            }
                             Ok(output) => (output.content, ToolResultStatus::Success),
                             Err(e) => (e.to_string(), ToolResultStatus::Error),
                         },

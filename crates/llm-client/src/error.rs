@@ -49,6 +49,20 @@ pub fn is_parser_failure(message: &str) -> bool {
     lower.contains("does not match the expected") || lower.contains("failed to parse")
 }
 
+/// How servers say a request's images are not for this model (OpenAI, llama.cpp
+/// without a projector, vLLM, Ollama and gateways), lowercase.
+const IMAGES_REFUSED: &[&str] = &[
+    "image_url is only supported",
+    "image input is not supported",
+    "image inputs are not supported",
+    "does not support image",
+    "doesn't support image",
+    "does not support vision",
+    "not a multimodal model",
+    "images are not supported",
+    "no vision support",
+];
+
 fn retry_hint(retry_after: Option<Duration>) -> String {
     match retry_after {
         Some(d) => format!(" (retry after {}s)", d.as_secs_f32().ceil()),
@@ -131,6 +145,16 @@ impl ClientError {
             404 => ClientError::EndpointNotFound {
                 url: url.to_owned(),
                 message,
+            },
+            // Any status: llama.cpp has answered this with a 500, which is not worth
+            // sending again.
+            _ if mentions(IMAGES_REFUSED) => ClientError::BadRequest {
+                status,
+                message: format!(
+                    "the model does not accept images ({message}). Set `vision = false` \
+                     for this model under [models.NAME] in config.toml, or choose a model \
+                     that reads images"
+                ),
             },
             400..=499 if mentions(&context_words) => ClientError::ContextTooLong { message },
             400..=499 => ClientError::BadRequest { status, message },
@@ -220,5 +244,26 @@ mod tests {
         );
         assert_eq!(e.kind(), "server_error");
         assert!(e.to_string().contains("overloaded"));
+    }
+
+    #[test]
+    fn a_refused_image_says_what_to_change() {
+        for (status, body) in [
+            (
+                400,
+                r#"{"error":{"message":"Invalid content type. image_url is only supported by certain models.","type":"invalid_request_error"}}"#,
+            ),
+            (
+                500,
+                r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#,
+            ),
+        ] {
+            let e = ClientError::from_http(status, body, "u", None);
+            assert_eq!(e.kind(), "bad_request", "{body}");
+            assert!(!e.is_retryable());
+            let text = e.to_string();
+            assert!(text.contains("does not accept images"), "{text}");
+            assert!(text.contains("vision = false"), "{text}");
+        }
     }
 }

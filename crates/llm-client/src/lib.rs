@@ -4,6 +4,7 @@
 pub mod decode;
 pub mod error;
 pub mod event;
+pub mod image;
 pub mod protocol;
 pub mod request;
 pub mod server_info;
@@ -13,6 +14,7 @@ pub mod transport;
 pub use decode::decode_sse_chunks;
 pub use error::{is_parser_failure, ClientError};
 pub use event::*;
+pub use image::{Base64, ImagePart};
 pub use protocol::{generate_call_id, Decoder, WireApi};
 pub use request::{
     ContentPart, Message, Request, ResponseSchema, Role, ThinkingConfig, ToolChoice, ToolDefinition,

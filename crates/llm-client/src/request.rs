@@ -113,6 +113,13 @@ pub enum ContentPart {
         content: String,
         is_error: bool,
     },
+    /// An image. With `tool_use_id` it belongs to that call's result (in the same
+    /// message, after the result); each protocol carries it its own way (crate README).
+    Image {
+        image: crate::image::ImagePart,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,6 +39,9 @@ pub struct ServerInfo {
     pub kind: ServerKind,
     /// Tokens per request: llama.cpp's per-slot `n_ctx`, or Ollama's `num_ctx`.
     pub context_window: Option<u64>,
+    /// Whether the model reads images (llama.cpp: a multimodal projector is loaded;
+    /// Ollama: the model lists the `vision` capability), when the server says.
+    pub vision: Option<bool>,
 }
 
 /// Asks the server behind `base_url` what it is (llama.cpp's `/props`, then Ollama's
@@ -56,6 +59,7 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
                 return Some(ServerInfo {
                     kind: ServerKind::LlamaCpp,
                     context_window: llamacpp_context(&body),
+                    vision: body.pointer("/modalities/vision").and_then(Value::as_bool),
                 });
             }
         }
@@ -69,9 +73,11 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
     if !show.status().is_success() {
         return None;
     }
+    let show = show.json::<Value>().await.ok()?;
     Some(ServerInfo {
         kind: ServerKind::Ollama,
-        context_window: ollama_context(&show.json::<Value>().await.ok()?),
+        context_window: ollama_context(&show),
+        vision: ollama_vision(&show),
     })
 }
 
@@ -110,6 +116,14 @@ pub fn ollama_context(show: &Value) -> Option<u64> {
     }
     let window = configured.unwrap_or(OLLAMA_DEFAULT_CONTEXT);
     Some(trained.map_or(window, |t| window.min(t)))
+}
+
+/// Whether `/api/show`'s `capabilities` list `vision` (`None` for an Ollama too old to
+/// list capabilities).
+pub fn ollama_vision(show: &Value) -> Option<bool> {
+    show.get("capabilities")
+        .and_then(Value::as_array)
+        .map(|caps| caps.iter().any(|c| c == "vision"))
 }
 
 /// Waits until `GET {root}/health` answers 200 (llama.cpp says "loading model" with 503

@@ -2,6 +2,7 @@
 //! guard, the interceptors in call order, then the approved calls in parallel.
 
 use super::{PendingCall, Worker, WorkerEvent};
+use crate::image::{image_note, NamedImage};
 use crate::interceptor::{ToolAction, ToolCallInfo, ToolResultInfo};
 use crate::item::{Item, ToolResultStatus};
 use crate::loop_guard::{call_key, repeat_result, LoopGuard};
@@ -21,6 +22,7 @@ impl Worker {
         guard: &mut LoopGuard,
     ) -> bool {
         let mut results: Vec<Option<(String, ToolResultStatus)>> = vec![None; calls.len()];
+        let mut images: Vec<Vec<NamedImage>> = vec![Vec::new(); calls.len()];
         let mut infos: Vec<Option<ToolCallInfo>> = vec![None; calls.len()];
         // Validate and ask the interceptors, in call order, before anything runs.
         let mut inputs: Vec<Option<String>> = vec![None; calls.len()];
@@ -139,7 +141,10 @@ impl Worker {
                 }
                 Some((i, result)) = running.next() => {
                     results[i] = Some(match result {
-                        Ok(Ok(output)) => (output.content, ToolResultStatus::Success),
+                        Ok(Ok(output)) => {
+                            images[i] = output.images;
+                            (output.content, ToolResultStatus::Success)
+                        }
                         Ok(Err(e)) => (e.to_string(), ToolResultStatus::Error),
                         Err(panic) => (panicked(panic.as_ref()), ToolResultStatus::Error),
                     });
@@ -175,12 +180,28 @@ impl Worker {
                     interceptor.post_tool_call(&result).await;
                 }
             }
+            let images = std::mem::take(&mut images[i]);
+            let vision = self.config.vision;
+            if !vision {
+                // Said in the result itself: nothing follows it that the model could see.
+                for shown in &images {
+                    content.push('\n');
+                    content.push_str(&image_note(&shown.path, &shown.image, false));
+                }
+            }
             self.commit(Item::ToolResult {
                 name: call.name.clone(),
                 content,
                 status,
                 ctx: call.ctx.clone(),
             });
+            for shown in images.into_iter().filter(|_| vision) {
+                self.commit(Item::Image {
+                    path: shown.path,
+                    image: shown.image,
+                    call_id: Some(call.ctx.call_id.clone()),
+                });
+            }
         }
         cancelled
     }

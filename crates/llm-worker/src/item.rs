@@ -1,6 +1,7 @@
 //! History items: what was said and done, in order. Items are the unit of persistence;
 //! requests are built from them, so the model sees exactly what history holds.
 
+use crate::image::{image_parts, ImageRef};
 use crate::tool::ToolExecutionContext;
 use saki_llm_client::{ContentPart, Message, Role};
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,17 @@ pub enum Item {
         #[serde(flatten)]
         ctx: ToolExecutionContext,
     },
+    /// An image: attached to a prompt (`@path`; no `call_id`), or returned by the tool
+    /// call `call_id`, right after its result. History holds a reference (see
+    /// [`ImageRef`]); the bytes are kept apart.
+    Image {
+        /// The path as the person or the tool call wrote it.
+        path: String,
+        #[serde(flatten)]
+        image: ImageRef,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
 }
 
 impl Item {
@@ -63,10 +75,25 @@ impl Item {
 
     fn role(&self) -> Role {
         match self {
-            Item::User { .. } | Item::System { .. } | Item::ToolResult { .. } => Role::User,
+            Item::User { .. }
+            | Item::System { .. }
+            | Item::ToolResult { .. }
+            | Item::Image { .. } => Role::User,
             Item::AssistantText { .. } | Item::Thinking { .. } | Item::ToolCall { .. } => {
                 Role::Assistant
             }
+        }
+    }
+
+    /// The request parts of this item; `vision`: whether images may be sent.
+    fn parts(&self, vision: bool) -> Vec<ContentPart> {
+        match self {
+            Item::Image {
+                path,
+                image,
+                call_id,
+            } => image_parts(path, image, call_id.as_deref(), vision),
+            other => vec![other.part()],
         }
     }
 
@@ -100,6 +127,10 @@ impl Item {
                 content: content.clone(),
                 is_error: *status != ToolResultStatus::Success,
             },
+            // `parts` turns images into their parts; this is only its fallback.
+            Item::Image { path, image, .. } => ContentPart::Text {
+                text: format!("[Image: {path} ({})]", image.describe()),
+            },
         }
     }
 }
@@ -113,17 +144,24 @@ impl Item {
 /// anywhere but first. Protocols whose turns alternate (Anthropic, Gemini) fold a run of
 /// user messages into one turn of separate blocks or parts (`saki-llm-client`'s README).
 pub fn to_messages(history: &[Item]) -> Vec<Message> {
+    to_messages_with(history, true)
+}
+
+/// [`to_messages`] for a model that may not read images (`vision` false): each image
+/// becomes a note saying so, and the request stays one the provider accepts. An image
+/// a tool returned joins its result's message.
+pub fn to_messages_with(history: &[Item], vision: bool) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
     let mut last_kind = None;
     for item in history {
         let kind = item.message_kind();
         match messages.last_mut() {
             Some(last) if last_kind == Some(kind) && kind != MessageKind::Standalone => {
-                last.content.push(item.part())
+                last.content.extend(item.parts(vision))
             }
             _ => messages.push(Message {
                 role: item.role(),
-                content: vec![item.part()],
+                content: item.parts(vision),
             }),
         }
         last_kind = Some(kind);
@@ -144,10 +182,14 @@ impl Item {
     fn message_kind(&self) -> MessageKind {
         match self {
             Item::User { .. } | Item::System { .. } => MessageKind::Standalone,
+            Item::Image { call_id: None, .. } => MessageKind::Standalone,
             Item::AssistantText { .. } | Item::Thinking { .. } | Item::ToolCall { .. } => {
                 MessageKind::Assistant
             }
-            Item::ToolResult { .. } => MessageKind::ToolResults,
+            Item::ToolResult { .. }
+            | Item::Image {
+                call_id: Some(_), ..
+            } => MessageKind::ToolResults,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod durability;
 pub mod first_call;
 pub mod handler;
 pub mod hook;
+pub mod image;
 pub mod interceptor;
 pub mod item;
 pub mod loop_guard;
@@ -29,10 +30,11 @@ pub use compaction::{
 };
 pub use durability::Durability;
 pub use handler::*;
+pub use image::{image_note, ImageRef, NamedImage};
 pub use interceptor::{
     Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
 };
-pub use item::{to_messages, Item, ToolResultStatus};
+pub use item::{to_messages, to_messages_with, Item, ToolResultStatus};
 pub use loop_guard::LoopGuard;
 pub use responder::{AssistantResponse, Responder};
 pub use schema::Checked;

@@ -24,6 +24,9 @@ pub struct ToolOutput {
     pub content: String,
     /// A short one-line description for people (e.g. "42 lines"); optional.
     pub summary: Option<String>,
+    /// Images the model is shown with the result (`read_file` of an image); each is
+    /// committed right after the result as an [`crate::Item::Image`].
+    pub images: Vec<crate::image::NamedImage>,
 }
 
 impl ToolOutput {
@@ -31,7 +34,16 @@ impl ToolOutput {
         Self {
             content: content.into(),
             summary: None,
+            images: Vec::new(),
         }
+    }
+
+    pub fn with_image(mut self, path: impl Into<String>, image: crate::image::ImageRef) -> Self {
+        self.images.push(crate::image::NamedImage {
+            path: path.into(),
+            image,
+        });
+        self
     }
 
     pub fn with_summary(mut self, summary: impl Into<String>) -> Self {

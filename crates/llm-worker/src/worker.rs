@@ -19,7 +19,7 @@ use crate::batch_ids::BatchIds;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard};
 use crate::durability::Durability;
 use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
-use crate::item::{to_messages, Item, ToolResultStatus};
+use crate::item::{to_messages_with, Item, ToolResultStatus};
 use crate::loop_guard::LoopGuard;
 use crate::responder::{AssistantResponse, Responder};
 use crate::timeline::Timeline;
@@ -47,6 +47,9 @@ pub struct WorkerConfig {
     /// The first response of each turn must be a tool call (see [`crate::first_call`]);
     /// only with `tool_call_recovery`.
     pub first_tool_call_required: bool,
+    /// The model reads images: image items are sent as images, else as a note saying
+    /// they are not shown (see [`crate::image`]).
+    pub vision: bool,
 }
 
 impl WorkerConfig {
@@ -60,6 +63,7 @@ impl WorkerConfig {
             max_turns: 50,
             tool_call_recovery: false,
             first_tool_call_required: false,
+            vision: false,
         }
     }
 }
@@ -213,6 +217,15 @@ impl Worker {
         &self.config.model
     }
 
+    /// Whether the model reads images (a new model may not; see [`WorkerConfig::vision`]).
+    pub fn set_vision(&mut self, vision: bool) {
+        self.config.vision = vision;
+    }
+
+    pub fn vision(&self) -> bool {
+        self.config.vision
+    }
+
     /// Sets the system prompt (a resumed session brings its own).
     pub fn set_system_prompt(&mut self, system_prompt: Option<String>) {
         self.config.system_prompt = system_prompt;
@@ -249,7 +262,7 @@ impl Worker {
         Request {
             model: self.config.model.clone(),
             system: self.config.system_prompt.clone(),
-            messages: to_messages(&self.history),
+            messages: to_messages_with(&self.history, self.config.vision),
             tools: self.tools.definitions(),
             max_output_tokens: self.config.max_output_tokens,
             temperature: self.config.temperature,
@@ -483,7 +496,7 @@ impl Worker {
                         ctx,
                     }
                 }
-                ContentPart::ToolResult { .. } => continue,
+                ContentPart::ToolResult { .. } | ContentPart::Image { .. } => continue,
             };
             self.commit(item);
         }

@@ -37,6 +37,19 @@ fn item_text(item: &Item) -> (&str, &str) {
             name, arguments, ..
         } => (name, arguments),
         Item::ToolResult { name, content, .. } => (name, content),
+        Item::Image { path, .. } => (path, ""),
+    }
+}
+
+/// Tokens an image costs: providers bill by area, about one token per 750 pixels
+/// (Anthropic's rule; OpenAI's tiles and Gemini's 258-token tiles come out close).
+fn image_tokens(item: &Item) -> Option<usize> {
+    match item {
+        Item::Image { image, .. } => {
+            let pixels = u64::from(image.width) * u64::from(image.height);
+            Some(usize::try_from(pixels / 750).unwrap_or(usize::MAX).max(85))
+        }
+        _ => None,
     }
 }
 
@@ -49,12 +62,19 @@ pub fn item_chars(item: &Item) -> usize {
             s.chars().count()
         }
     };
+    if let Some(tokens) = image_tokens(item) {
+        // As many characters as the text that would cost the same.
+        return tokens.saturating_mul(4);
+    }
     let (a, b) = item_text(item);
     count(a) + count(b)
 }
 
 /// Estimated tokens of an item (a few tokens of framing per item).
 pub fn item_tokens(item: &Item) -> usize {
+    if let Some(tokens) = image_tokens(item) {
+        return tokens + 4;
+    }
     let (a, b) = item_text(item);
     estimate_tokens(a) + estimate_tokens(b) + 4
 }
@@ -159,10 +179,11 @@ pub fn find_split_point(history: &[Item], fraction: f64) -> usize {
                     && open.is_empty()
                     && matches!(
                         history[i - 1],
-                        Item::ToolResult { .. } | Item::System { .. }
+                        Item::ToolResult { .. } | Item::System { .. } | Item::Image { .. }
                     )
             }
-            Item::System { .. } | Item::ToolResult { .. } => false,
+            // An image belongs with the prompt or the result before it.
+            Item::System { .. } | Item::ToolResult { .. } | Item::Image { .. } => false,
         };
         if split_here {
             if cumulative as f64 >= target {

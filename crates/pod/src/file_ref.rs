@@ -87,6 +87,9 @@ pub enum ResolveError {
     Binary(String),
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// An image that cannot be attached: not one, too large, or the model reads none.
+    #[error("{0}")]
+    Image(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -106,22 +109,53 @@ pub struct Alert {
 /// The workspace as the Pod reads it.
 pub struct FsView {
     workspace: Arc<Workspace>,
+    /// The model's name when it reads no images (an `@path` image is then an alert).
+    no_vision: Option<String>,
 }
 
 impl FsView {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        Self { workspace }
+        Self {
+            workspace,
+            no_vision: None,
+        }
+    }
+
+    /// Whether the session's model reads images: `@path` images are attached for one
+    /// that does, and refused with an alert naming `model` for one that does not.
+    pub fn with_vision(mut self, model: &str, vision: bool) -> Self {
+        self.no_vision = (!vision).then(|| model.to_owned());
+        self
     }
 
     /// Reads a referenced file into a `[File: <path>]` system item, cut at a UTF-8
-    /// boundary past `max_bytes` with a notice the model can act on.
+    /// boundary past `max_bytes` with a notice the model can act on; an image (by its
+    /// name or its bytes) into an image item.
     pub fn resolve_file_ref(&self, path: &str, max_bytes: usize) -> Result<Item, ResolveError> {
-        let body = self.read_text(path, max_bytes)?;
+        let real = self.real(path)?;
+        let image = |e: crate::images::ImageRefError| ResolveError::Image(e.to_string());
+        if saki_tools::image::is_image_name(&real) {
+            return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
+                .map_err(image);
+        }
+        let bytes = self.read_bytes(&real, path)?;
+        if saki_tools::image::sniff(&bytes).is_some() {
+            return crate::images::image_from_bytes(&bytes, path, self.no_vision.as_deref())
+                .map_err(image);
+        }
+        let body = text_of(&bytes, path, max_bytes)?;
         Ok(Item::system(format!("[File: {path}]\n{body}")))
     }
 
     /// A text file of the workspace, cut past `max_bytes` with a notice.
     pub fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
+        let real = self.real(path)?;
+        let bytes = self.read_bytes(&real, path)?;
+        text_of(&bytes, path, max_bytes)
+    }
+
+    /// Where `path` leads, in scope, and not a directory.
+    fn real(&self, path: &str) -> Result<std::path::PathBuf, ResolveError> {
         let real = self.workspace.resolve(path).map_err(|e| match e {
             ScopeError::OutOfScope { .. } => ResolveError::OutOfScope(path.to_owned()),
             ScopeError::NotFound(_) => ResolveError::NotFound(path.to_owned()),
@@ -136,24 +170,14 @@ impl FsView {
                 message: "is a directory".into(),
             });
         }
-        let bytes = saki_tools::common::read_regular(&real).map_err(|e| ResolveError::Io {
+        Ok(real)
+    }
+
+    fn read_bytes(&self, real: &std::path::Path, path: &str) -> Result<Vec<u8>, ResolveError> {
+        saki_tools::common::read_regular(real).map_err(|e| ResolveError::Io {
             path: path.to_owned(),
             message: e.to_string(),
-        })?;
-        if looks_binary(&bytes) {
-            return Err(ResolveError::Binary(path.to_owned()));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let body = if text.len() > max_bytes {
-            format!(
-                "{}\n[...truncated, {} bytes total — use read_file for the rest]",
-                prefix_at_boundary(&text, max_bytes),
-                text.len()
-            )
-        } else {
-            text.into_owned()
-        };
-        Ok(body)
+        })
     }
 
     /// Resolves every reference in order: the user text (failed references become
@@ -186,6 +210,24 @@ impl FsView {
         }
         (text, items, alerts)
     }
+}
+
+/// A file's text, cut past `max_bytes` with a notice; binary files are refused.
+fn text_of(bytes: &[u8], path: &str, max_bytes: usize) -> Result<String, ResolveError> {
+    if looks_binary(bytes) {
+        return Err(ResolveError::Binary(path.to_owned()));
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let body = if text.len() > max_bytes {
+        format!(
+            "{}\n[...truncated, {} bytes total — use read_file for the rest]",
+            prefix_at_boundary(&text, max_bytes),
+            text.len()
+        )
+    } else {
+        text.into_owned()
+    };
+    Ok(body)
 }
 
 /// Holds the resolved file items of the prompt being submitted and hands them to the

@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod dangling;
+pub mod images;
 pub mod store;
 
 pub use dangling::close_dangling_calls;

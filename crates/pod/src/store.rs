@@ -3,6 +3,7 @@
 //! later line is one history item, appended, flushed and fsync'd as it is committed, so a
 //! process killed at any moment loses at most the item in flight.
 
+use crate::images::ImageStore;
 use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -181,6 +182,7 @@ impl SessionStore {
             .map_err(io(&path))?;
         lock(&file, &meta.id, &path)?;
         let mut writer = SessionWriter {
+            images: ImageStore::for_sessions(&self.dir),
             file,
             path,
             meta: meta.clone(),
@@ -201,6 +203,7 @@ impl SessionStore {
             file.sync_data().map_err(io(path))?;
         }
         Ok(SessionWriter {
+            images: ImageStore::for_sessions(&self.dir),
             file,
             path: path.clone(),
             meta: loaded.meta.clone(),
@@ -320,6 +323,9 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
         }
     }
     drop_orphan_results(&mut items, &mut warnings);
+    if let Some(dir) = path.parent() {
+        warnings.extend(ImageStore::for_sessions(dir).load_all(&mut items));
+    }
     for w in &warnings {
         tracing::warn!(session = %meta.id, "{w}");
     }
@@ -360,6 +366,8 @@ fn drop_orphan_results(items: &mut Vec<Item>, warnings: &mut Vec<String>) {
 /// Appends items to one session file, durably.
 #[derive(Debug)]
 pub struct SessionWriter {
+    /// Where the images the items name are written, before the items.
+    images: ImageStore,
     file: File,
     path: PathBuf,
     meta: SessionMeta,
@@ -377,6 +385,9 @@ impl SessionWriter {
     fn write_lines(&mut self, lines: &[Line]) -> Result<(), StoreError> {
         let mut bytes = Vec::new();
         for line in lines {
+            if let Line::Item { item } = line {
+                self.images.put(item).map_err(io(self.images.dir()))?;
+            }
             serde_json::to_writer(&mut bytes, line).map_err(|e| StoreError::Io {
                 path: self.path.clone(),
                 source: std::io::Error::other(e),

@@ -94,6 +94,13 @@ pub fn transcript(items: &[Item]) -> String {
                 &format!(" name=\"{name}\" status=\"{}\"", status_name(*status)),
                 content,
             ),
+            // The summary model reads text: what the image was, not what it showed.
+            Item::Image { path, image, .. } => tagged(
+                &mut out,
+                "image",
+                "",
+                &format!("{path} ({})", image.describe()),
+            ),
         }
     }
     out

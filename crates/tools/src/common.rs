@@ -18,9 +18,16 @@ pub fn failed(e: impl std::fmt::Display) -> ToolError {
 /// without blocking: opening a FIFO to read waits for a writer forever, and a device may
 /// never end. The check is made on the opened file, so a swap after a look cannot fool it.
 pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    read_regular_at_most(path, u64::MAX)
+}
+
+/// [`read_regular`] for a file that must not be larger than `max` bytes: a larger one
+/// is refused (`ErrorKind::FileTooLarge`) before any of it is read, and one that grows
+/// while it is read stops at `max + 1` bytes and is refused.
+pub fn read_regular_at_most(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)?;
@@ -43,8 +50,20 @@ pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
             format!("{what}, not a regular file; not read"),
         ));
     }
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {max} bytes; not read"),
+        )
+    };
+    if meta.len() > max {
+        return Err(too_large());
+    }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).min(1 << 26));
-    file.read_to_end(&mut bytes)?;
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
     Ok(bytes)
 }
 

@@ -31,7 +31,7 @@ impl Tool for ReadFile {
         crate::rank_of(self.name())
     }
     fn description(&self) -> &str {
-        "Read a text file. Optional offset (first line, 1-based) and limit (number of lines) for large files."
+        "Read a text file, or view an image (PNG, JPEG, GIF, WebP). Optional offset (first line, 1-based) and limit (number of lines) for large files."
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {
@@ -58,8 +58,20 @@ impl Tool for ReadFile {
                 args.path, listing.content
             )));
         }
+        // Named like an image: read as one (with its own size cap) or refused, never
+        // as text; an image under another name is found by its bytes below.
+        if crate::image::is_image_name(&path) {
+            return crate::image::load(&path, &args.path)
+                .map(|image| image_output(&args.path, image))
+                .map_err(|e| failed(e.to_string()));
+        }
         let bytes = crate::common::read_regular(&path)
             .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
+        if crate::image::sniff(&bytes).is_some() {
+            return crate::image::prepare(&bytes, &args.path)
+                .map(|image| image_output(&args.path, image))
+                .map_err(|e| failed(e.to_string()));
+        }
         if looks_binary(&bytes) {
             return Err(failed(format!(
                 "{} is a binary file ({} bytes); not shown",
@@ -75,6 +87,15 @@ impl Tool for ReadFile {
             self.0.output_cap(),
         ))
     }
+}
+
+/// An image read for the model: a line saying what it is, the image itself after it
+/// (the Worker shows it, or says it is not shown when the model reads no images).
+fn image_output(shown: &str, image: crate::image::Prepared) -> ToolOutput {
+    let what = image.describe();
+    ToolOutput::new(format!("[Image: {shown} ({what})]"))
+        .with_summary(what)
+        .with_image(shown, image.image)
 }
 
 /// Selects lines and caps the output, saying how to read on when cut.

@@ -9,6 +9,7 @@ pub mod common;
 mod files;
 pub mod grants;
 pub mod grep;
+pub mod image;
 pub mod listing;
 pub mod mcp_approval;
 pub mod sandbox;

@@ -155,6 +155,13 @@ impl Transcript {
                     self.info(note);
                 }
             }
+            // Like an `@path` file; an image a tool returned shows in that call's row.
+            Item::Image {
+                path,
+                image,
+                call_id: None,
+            } => self.info(format!("attached {path} ({})", image.describe())),
+            Item::Image { .. } => {}
             Item::AssistantText { text } => match self.streaming_entry(true) {
                 Some(entry) => {
                     entry.kind = EntryKind::Assistant {

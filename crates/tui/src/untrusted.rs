@@ -139,6 +139,10 @@ fn item_of(mut item: Item) -> Item {
             clean(name);
             clean(content);
         }
+        Item::Image { path, image, .. } => {
+            clean(path);
+            clean(&mut image.media_type);
+        }
     }
     item
 }

@@ -4,7 +4,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, push_merging_roles, Decoder};
+use super::{delegate_to_core, images, push_merging_roles, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, ContentPart, Request, Role};
@@ -63,7 +63,16 @@ pub(crate) fn encode(request: &Request) -> Value {
     // separate text blocks: the API would fold them into one turn anyway.
     let mut messages: Vec<Value> = Vec::new();
     for m in &request.messages {
-        let content: Vec<Value> = m.content.iter().filter_map(encode_part).collect();
+        let mut content: Vec<Value> = Vec::new();
+        for part in &m.content {
+            match part {
+                ContentPart::Image {
+                    image,
+                    tool_use_id: Some(id),
+                } => images::anthropic_returned(&mut content, id, image),
+                part => content.extend(encode_part(part)),
+            }
+        }
         if content.is_empty() {
             continue;
         }
@@ -147,6 +156,7 @@ fn encode_part(part: &ContentPart) -> Option<Value> {
             }
             v
         }
+        ContentPart::Image { image, .. } => images::anthropic_block(image),
     })
 }
 

@@ -5,7 +5,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, push_merging_roles, Decoder};
+use super::{delegate_to_core, images, push_merging_roles, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{arguments_as_object, tool_names_by_id, ContentPart, Request, Role};
@@ -19,11 +19,19 @@ pub(crate) fn encode(request: &Request) -> Value {
     // separate parts: `contents` alternate between `user` and `model`.
     let mut contents: Vec<Value> = Vec::new();
     for m in &request.messages {
-        let parts: Vec<Value> = m
+        let mut parts: Vec<Value> = m
             .content
             .iter()
             .filter_map(|p| encode_part(p, &names))
             .collect();
+        // Images tool calls returned follow all of the turn's function responses.
+        parts.extend(m.content.iter().filter_map(|p| match p {
+            ContentPart::Image {
+                image,
+                tool_use_id: Some(_),
+            } => Some(images::gemini_part(image)),
+            _ => None,
+        }));
         if parts.is_empty() {
             continue;
         }
@@ -105,6 +113,11 @@ fn encode_part(part: &ContentPart, names: &HashMap<&str, &str>) -> Option<Value>
             let key = if *is_error { "error" } else { "output" };
             json!({"functionResponse": {"name": name, "response": {key: content}}})
         }
+        ContentPart::Image {
+            image,
+            tool_use_id: None,
+        } => images::gemini_part(image),
+        ContentPart::Image { .. } => return None,
     })
 }
 

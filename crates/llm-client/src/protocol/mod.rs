@@ -4,6 +4,7 @@
 pub(crate) mod anthropic;
 pub(crate) mod core;
 pub(crate) mod gemini;
+pub(crate) mod images;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 

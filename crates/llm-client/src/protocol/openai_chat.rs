@@ -7,7 +7,7 @@
 //! choice finishes, which makes interleaved fragments harmless.
 
 use super::core::{generate_call_id, DecoderCore};
-use super::{delegate_to_core, Decoder};
+use super::{delegate_to_core, images, Decoder};
 use crate::event::{BlockMetadata, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{ContentPart, Message, Request, Role};
@@ -65,6 +65,8 @@ pub(crate) fn encode(request: &Request) -> Value {
 fn encode_message(message: &Message, out: &mut Vec<Value>) {
     let mut text = Vec::new();
     let mut tool_calls = Vec::new();
+    let mut images = Vec::new();
+    let mut returned = Vec::new();
     for part in &message.content {
         match part {
             ContentPart::Text { text: t } => text.push(t.as_str()),
@@ -84,10 +86,28 @@ fn encode_message(message: &Message, out: &mut Vec<Value>) {
                 content,
                 ..
             } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+            ContentPart::Image {
+                image,
+                tool_use_id: None,
+            } => images.push(images::chat_part(image)),
+            ContentPart::Image {
+                image,
+                tool_use_id: Some(id),
+            } => returned.push((id.as_str(), image)),
         }
     }
     let content = text.join("\n\n");
     match message.role {
+        // With an image, the content is a list of parts; without, the plain string it
+        // always was (the same bytes as before images existed).
+        Role::User if !images.is_empty() => {
+            let mut parts = Vec::new();
+            if !content.is_empty() {
+                parts.push(json!({"type": "text", "text": content}));
+            }
+            parts.extend(images);
+            out.push(json!({"role": "user", "content": parts}));
+        }
         Role::User if !content.is_empty() => out.push(json!({"role": "user", "content": content})),
         Role::User => {}
         Role::Assistant => {
@@ -100,6 +120,9 @@ fn encode_message(message: &Message, out: &mut Vec<Value>) {
             }
             out.push(m);
         }
+    }
+    if !returned.is_empty() {
+        out.push(images::chat_returned(&returned));
     }
 }
 

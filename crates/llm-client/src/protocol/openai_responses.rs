@@ -3,7 +3,7 @@
 
 use super::core::{generate_call_id, DecoderCore};
 use super::openai_chat::error_parts;
-use super::{delegate_to_core, Decoder};
+use super::{delegate_to_core, images, Decoder};
 use crate::event::{BlockMetadata, BlockType, DeltaContent, Event, StopReason, UsageEvent};
 use crate::request::ToolChoice;
 use crate::request::{ContentPart, Request, Role};
@@ -21,6 +21,7 @@ pub(crate) fn encode(request: &Request) -> Value {
             Role::User => ("user", "input_text"),
             Role::Assistant => ("assistant", "output_text"),
         };
+        let start = input.len();
         for part in &message.content {
             match part {
                 ContentPart::Text { text } => input.push(json!({
@@ -45,6 +46,14 @@ pub(crate) fn encode(request: &Request) -> Value {
                 } => input.push(json!({
                     "type": "function_call_output", "call_id": tool_use_id, "output": content,
                 })),
+                ContentPart::Image {
+                    image,
+                    tool_use_id: None,
+                } => images::responses_user(&mut input, start, image),
+                ContentPart::Image {
+                    image,
+                    tool_use_id: Some(id),
+                } => images::responses_returned(&mut input, id, image),
             }
         }
     }
