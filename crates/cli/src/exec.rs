@@ -4,6 +4,7 @@ use crate::args::{ProviderArgs, RunArgs};
 use crate::exec_front::{ExecFront, Next};
 use crate::exit::ExitCode;
 use crate::output::emit;
+use crate::output_schema::OutputSchema;
 use crate::session::{self, Resume};
 use crate::setup;
 use saki_engine::Action;
@@ -34,6 +35,14 @@ pub struct ExecArgs {
     /// global config's `commands/`); the prompt argument is then its arguments.
     #[arg(long, value_name = "NAME")]
     pub command: Option<String>,
+    /// Write the final assistant message to FILE (atomically) when the run succeeds.
+    #[arg(long, value_name = "FILE")]
+    pub output_last_message: Option<std::path::PathBuf>,
+    /// The final answer must be JSON that validates against the JSON schema in FILE:
+    /// asked for as structured output where the provider has it, checked at the end
+    /// (exit 8 when it does not validate).
+    #[arg(long, value_name = "FILE", conflicts_with = "follow_ups")]
+    pub output_schema: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub provider: ProviderArgs,
 }
@@ -125,13 +134,27 @@ pub async fn run(args: ExecArgs) -> ExitCode {
                 return ExitCode::Config;
             }
         };
-    let prompt = match prompt_of(&args) {
+    let mut prompt = match prompt_of(&args) {
         Ok(p) => p,
         Err(message) => {
             failed(json_mode, "usage", &message);
             return ExitCode::Usage;
         }
     };
+    let schema = match args.output_schema.as_deref().map(OutputSchema::load) {
+        None => None,
+        Some(Ok(schema)) => Some(schema),
+        Some(Err(message)) => {
+            failed(json_mode, "usage", &message);
+            return ExitCode::Usage;
+        }
+    };
+    let structured = OutputSchema::enforced(resolved.wire_api, &resolved.model);
+    if let Some(schema) = schema.as_ref().filter(|_| !structured) {
+        // No structured output here: the prompt says it (history first: the model
+        // sees nothing the session does not hold).
+        prompt = format!("{prompt}\n\n{}", schema.instruction());
+    }
     if let Some(message) = too_long(&prompt, &resolved) {
         failed(json_mode, "usage", &message);
         return ExitCode::Usage;
@@ -170,6 +193,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return code;
         }
     };
+    if let Some(schema) = schema.as_ref().filter(|_| structured) {
+        engine.set_response_schema(Some(schema.response_schema()));
+    }
     if let Some(name) = &args.command {
         let name = name.trim_start_matches('/');
         if !engine.commands().iter().any(|c| c.name == name) {
@@ -247,6 +273,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         background.clone(),
         actions.clone(),
     );
+    front.schema = schema;
     let mut ended = None;
     let code = loop {
         tokio::select! {
@@ -303,6 +330,16 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             }
         } else {
             eprintln!("[{}]", stats.summary_line());
+        }
+    }
+    if let (ExitCode::Success, Some(path)) = (code, &args.output_last_message) {
+        let text = front.final_answer();
+        if text.is_empty() {
+            eprintln!("warning: no assistant message; {} is empty", path.display());
+        }
+        if let Err(message) = crate::last_message::write(path, &text) {
+            failed(json_mode, "output_file", &message);
+            return ExitCode::Internal;
         }
     }
     code

@@ -6,11 +6,13 @@
 
 use crate::exec::{failed_spent, finish_turn, report_alert};
 use crate::exit::ExitCode;
+use crate::last_message::LastMessage;
 use crate::output::{emit, ItemScope, JsonItems, PlainPrinter};
+use crate::output_schema::OutputSchema;
 use saki_engine::{
     Action, EngineEvent, NoSuggestion, SpecOutcome, SpecState, SpeculationEnded, TurnEnd,
 };
-use saki_llm_client::UsageEvent;
+use saki_llm_client::{ClientError, UsageEvent};
 use saki_llm_worker::{
     BackgroundUsage, Handler, Item, TextBlockKind, ThinkingBlockKind, TurnOutcome, TurnStatus,
 };
@@ -39,6 +41,12 @@ pub struct ExecFront {
     /// The suggestion being followed.
     suggestion: Option<String>,
     actions: UnboundedSender<Action>,
+    /// `--output-schema`: the final answer is checked before the turn is reported.
+    pub schema: Option<OutputSchema>,
+    /// The run's last assistant message (`--output-last-message`).
+    last: LastMessage,
+    /// The final answer as JSON that validated (without a fence around it).
+    checked: Option<String>,
 }
 
 impl ExecFront {
@@ -59,6 +67,45 @@ impl ExecFront {
             step: 0,
             suggestion: None,
             actions,
+            schema: None,
+            last: LastMessage::default(),
+            checked: None,
+        }
+    }
+
+    /// What `--output-last-message` writes: the answer that validated against
+    /// `--output-schema`, else the last assistant message.
+    pub fn final_answer(&self) -> String {
+        self.checked
+            .as_deref()
+            .or(self.last.text())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// With `--output-schema`, a turn that answered must have answered with JSON that
+    /// validates; `Some` is the exit code when it did not (`turn.failed` is reported).
+    fn check_answer(&mut self, result: &Result<TurnOutcome, ClientError>) -> Option<ExitCode> {
+        let schema = self.schema.as_ref()?;
+        let answered = matches!(
+            result,
+            Ok(TurnOutcome {
+                status: TurnStatus::Completed { .. } | TurnStatus::Incomplete,
+                ..
+            })
+        );
+        if !answered {
+            return None;
+        }
+        match schema.check(self.last.text().unwrap_or_default()) {
+            Ok(json) => {
+                self.checked = Some(json);
+                None
+            }
+            Err(message) => {
+                failed_spent(self.json, "output_schema", &message, Some(&self.background));
+                Some(ExitCode::OutputSchema)
+            }
         }
     }
 
@@ -92,8 +139,14 @@ impl ExecFront {
             EngineEvent::Thinking(e) => {
                 Handler::<ThinkingBlockKind>::on_event(&mut self.printer, &mut (), &e)
             }
-            EngineEvent::Worker(e) if self.json => self.items.worker_event(&e),
-            EngineEvent::Worker(e) => self.printer.worker_event(&e),
+            EngineEvent::Worker(e) => {
+                self.last.observe(&e);
+                if self.json {
+                    self.items.worker_event(&e)
+                } else {
+                    self.printer.worker_event(&e)
+                }
+            }
             EngineEvent::Alert { level, message } => {
                 let level = match level {
                     saki_engine::Level::Info => AlertLevel::Info,
@@ -136,6 +189,13 @@ impl ExecFront {
                 );
             }
             EngineEvent::SpeculationEnded(ended) => self.speculation_ended(ended),
+            EngineEvent::Plan { plan, restored } => {
+                // A resumed session without a plan has nothing to say.
+                if !(restored && plan.is_empty()) {
+                    self.printer.finish_line();
+                    crate::output::plan(&plan, restored, self.json);
+                }
+            }
             EngineEvent::Accepted {
                 items,
                 files,
@@ -164,6 +224,9 @@ impl ExecFront {
                         ..
                     })
                 );
+                if let Some(code) = self.check_answer(&result) {
+                    return Next::Done(code);
+                }
                 let code = finish_turn(result, self.json, &self.background);
                 if code != ExitCode::Success || !completed || self.remaining == 0 {
                     return Next::Done(code);

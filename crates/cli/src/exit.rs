@@ -17,6 +17,8 @@ pub enum ExitCode {
     MaxTurns = 6,
     /// A hook cancelled the prompt before it was sent.
     PromptCancelled = 7,
+    /// The final answer is not JSON that validates against `--output-schema`.
+    OutputSchema = 8,
     /// The terminal went away (SIGHUP): running commands were killed, the session kept.
     Hangup = 129,
     /// Cancelled with Ctrl+C.

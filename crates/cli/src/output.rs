@@ -312,3 +312,33 @@ impl PlainPrinter {
             .unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+/// The model's checklist: `plan.updated` in JSON mode, otherwise on stderr as
+/// `[plan] 1/3 done: why` and one `  [x] step` line per step.
+pub fn plan(plan: &saki_tools::plan::Plan, restored: bool, json_mode: bool) {
+    if json_mode {
+        let mut event = json!({"type": "plan.updated"});
+        if let (Some(e), Ok(Value::Object(p))) = (event.as_object_mut(), serde_json::to_value(plan))
+        {
+            e.extend(p);
+        }
+        if restored {
+            event["restored"] = json!(true);
+        }
+        emit(&event);
+        return;
+    }
+    let mut head = format!("[plan] {}", plan.summary());
+    if restored {
+        head.push_str(" (from the resumed session)");
+    }
+    if let Some(why) = &plan.explanation {
+        head.push_str(&format!(": {why}"));
+    }
+    let mut out = std::io::stderr().lock();
+    let _ = writeln!(out, "{}", sanitize(&head));
+    for line in plan.checklist().lines() {
+        let line = line.strip_prefix("- ").unwrap_or(line);
+        let _ = writeln!(out, "  {}", sanitize(line));
+    }
+}

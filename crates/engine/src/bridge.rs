@@ -70,6 +70,7 @@ pub fn observer(
     main_usage: MainUsage,
     wire_api: WireApi,
 ) -> saki_llm_worker::Observer {
+    let plans = crate::plan::PlanTracker::default();
     Arc::new(move |event: &WorkerEvent| {
         if let WorkerEvent::Usage(usage) = event {
             main_usage
@@ -90,6 +91,12 @@ pub fn observer(
             _ => None,
         };
         let _ = ui.send(EngineEvent::Worker(event.clone()));
+        if let Some(plan) = plans.observe(event) {
+            let _ = ui.send(EngineEvent::Plan {
+                plan,
+                restored: false,
+            });
+        }
         if let Some(used) = used {
             tokens.store(used, Ordering::Relaxed);
             let _ = ui.send(EngineEvent::Tokens(used));

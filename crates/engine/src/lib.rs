@@ -10,6 +10,7 @@ mod ahead;
 mod bridge;
 mod commands;
 pub mod describe;
+mod plan;
 mod prewarm;
 pub mod protocol;
 mod recorder;

@@ -224,6 +224,13 @@ pub enum EngineEvent {
     Sessions(Vec<SessionEntry>),
     /// What reading ahead did and cost this session (`/stats`).
     Stats(ReadAheadStats),
+    /// The model's checklist (`update_plan`): after each successful call, and with
+    /// `restored` when history was replaced (`/new`, `/resume`, a resumed session; empty
+    /// when that history has none).
+    Plan {
+        plan: saki_tools::plan::Plan,
+        restored: bool,
+    },
 }
 
 impl EngineEvent {

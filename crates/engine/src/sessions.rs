@@ -75,7 +75,7 @@ impl Engine {
         self.worker.set_system_prompt(Some(prompt));
         self.tokens.store(0, Ordering::Relaxed);
         self.cache = CacheSafeStore::default();
-        self.send(EngineEvent::History(Vec::new()));
+        self.send_history(Vec::new());
         self.alert(Level::Info, "new session");
         self.send_status();
     }
@@ -155,7 +155,7 @@ impl Engine {
                 bridge::set_recorder(&self.slot, Some(opened.recorder));
                 self.key_cache_to_session();
                 self.cache = CacheSafeStore::default();
-                self.send(EngineEvent::History(opened.history));
+                self.send_history(opened.history);
                 for warning in opened.warnings {
                     self.alert(Level::Warn, warning);
                 }

@@ -141,6 +141,12 @@ impl Engine {
         }
     }
 
+    /// Asks every request for a final answer that is JSON matching `schema`, where the
+    /// protocol has structured output (`saki exec --output-schema`).
+    pub fn set_response_schema(&mut self, schema: Option<saki_llm_client::ResponseSchema>) {
+        self.worker.set_response_schema(schema);
+    }
+
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.workspace
     }

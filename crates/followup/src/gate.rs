@@ -7,6 +7,7 @@
 //! | `ls`, `glob`, `grep` | allow; `path` made canonical, the tools merge the overlay in |
 //! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
 //! | `shell` | allow when the classifier proves the command read-only and in scope (no outside path, no environment), in any mode; else boundary |
+//! | `update_plan` | allow: it only shows a checklist, and its call is history like any other |
 //! | MCP tools (`mcp__…`), whatever their annotations and the mode | boundary |
 //! | web, agent, ask-user, memory and unknown tools | boundary |
 //!
@@ -98,6 +99,7 @@ impl ToolGate {
                 },
             },
             "shell" => shell(input, self.overlay.workspace()),
+            saki_tools::plan::TOOL_NAME => Verdict::Allow(input.clone()),
             // The overlay records writes only; a deletion waits for the person.
             "delete_file" => boundary("delete_file is not run ahead".to_owned()),
             "web_fetch" | "web_search" => boundary(format!(
@@ -189,7 +191,9 @@ fn short(command: &str) -> String {
 /// `delete_file` (offered so the tool list stays the main loop's, always a boundary)
 /// scoped to the overlay directory alone, so even an ungated call cannot touch the real
 /// tree; `ls`, `glob` and `grep` that merge the overlay over the real tree; `shell` in
-/// `workspace`, the real one (only read-only commands get through the gate).
+/// `workspace`, the real one (only read-only commands get through the gate);
+/// `web_fetch` (offered so the tool list stays the main loop's, always a boundary);
+/// `update_plan`, which touches nothing.
 pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs>) -> ToolServer {
     let pick = |scope: &Arc<Workspace>, names: &[&str]| {
         saki_tools::builtin_tools(scope.clone())
@@ -203,8 +207,10 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
             overlay.write_scope(),
             &["write_file", "edit", "delete_file"],
         ))
-        // web_fetch is offered so the tool list stays the main loop's (always a boundary).
-        .chain(pick(&workspace, &["shell", "web_fetch"]))
+        .chain(pick(
+            &workspace,
+            &["shell", "web_fetch", saki_tools::plan::TOOL_NAME],
+        ))
         .chain({
             // Run and capped as the real ones are (`ls` off the runtime threads).
             let cap = workspace.output_cap();

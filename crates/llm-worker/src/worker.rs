@@ -50,6 +50,9 @@ pub struct WorkerConfig {
     /// The model reads images: image items are sent as images, else as a note saying
     /// they are not shown (see [`crate::image`]).
     pub vision: bool,
+    /// Every request asks for text that is JSON matching this schema, where the protocol
+    /// has structured output (`saki exec --output-schema`); tool calls stay possible.
+    pub response_schema: Option<saki_llm_client::ResponseSchema>,
 }
 
 impl WorkerConfig {
@@ -64,6 +67,7 @@ impl WorkerConfig {
             tool_call_recovery: false,
             first_tool_call_required: false,
             vision: false,
+            response_schema: None,
         }
     }
 }
@@ -217,6 +221,11 @@ impl Worker {
         &self.config.model
     }
 
+    /// Asks every request for JSON matching `schema` (see [`WorkerConfig::response_schema`]).
+    pub fn set_response_schema(&mut self, schema: Option<saki_llm_client::ResponseSchema>) {
+        self.config.response_schema = schema;
+    }
+
     /// Whether the model reads images (a new model may not; see [`WorkerConfig::vision`]).
     pub fn set_vision(&mut self, vision: bool) {
         self.config.vision = vision;
@@ -267,7 +276,7 @@ impl Worker {
             max_output_tokens: self.config.max_output_tokens,
             temperature: self.config.temperature,
             thinking: self.config.thinking,
-            response_schema: None,
+            response_schema: self.config.response_schema.clone(),
             tool_choice: Default::default(),
         }
     }

@@ -294,9 +294,15 @@ impl Compactor {
         };
         let names: Vec<String> = auto_read.iter().map(|(p, _)| p.clone()).collect();
         let reread: Vec<Item> = auto_read.into_iter().map(|(_, item)| item).collect();
-        let after = after + estimate(&reread);
+        // The checklist the person sees (`update_plan`) survives the summary as it was,
+        // not only as the snapshot's prose.
+        let plan: Vec<Item> = saki_tools::plan::restatement(&working[..split], &working[split..])
+            .into_iter()
+            .collect();
+        let after = after + estimate(&reread) + estimate(&plan);
         let mut prefix = summary_items(&snapshot).to_vec();
         prefix.extend(reread);
+        prefix.extend(plan);
         prefix.extend(carried);
         edit.summarized = split;
         edit.prefix = prefix;

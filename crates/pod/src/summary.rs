@@ -54,7 +54,8 @@ why.</technical_decisions>
 changed. Name every file the person attached (shown as [File: path]) and every file the \
 work is on.</file_system_state>
   <recent_actions>The last significant actions and their results.</recent_actions>
-  <current_plan>Numbered steps, each marked [DONE], [IN PROGRESS] or [TODO].</current_plan>
+  <current_plan>Numbered steps, each marked [DONE], [IN PROGRESS] or [TODO]; the latest \
+update_plan checklist, if any, brought up to date.</current_plan>
 </state_snapshot>
 
 Be specific (paths, names, commands, numbers) and brief. Never leave <overall_goal> or \

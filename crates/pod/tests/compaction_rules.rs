@@ -225,3 +225,46 @@ async fn a_failed_summary_keeps_its_prune_and_a_pause_stops_only_summaries() {
     assert_eq!(done.report.status, CompactionStatus::Compressed);
     assert_eq!(done.report.pruned, 0, "prune = false: a summary only");
 }
+
+#[tokio::test]
+async fn the_current_plan_survives_a_summary_word_for_word() {
+    let server = MockServer::start().unwrap();
+    let c = compactor(&server, CompactionSettings::new("m", 1_000, 0));
+    let ctx = |id: &str| ToolExecutionContext {
+        call_id: id.into(),
+        batch_id: "batch_1".into(),
+        call_index: 0,
+    };
+    let plan = r#"{"plan":[{"step":"read the notes","status":"completed"},{"step":"fix the parser","status":"in_progress"},{"step":"run the tests","status":"pending"}]}"#;
+    let mut h = vec![
+        Item::user("fix the parser"),
+        Item::ToolCall {
+            name: "update_plan".into(),
+            arguments: plan.into(),
+            signature: None,
+            ctx: ctx("p1"),
+        },
+        Item::ToolResult {
+            name: "update_plan".into(),
+            content: "Plan updated.".into(),
+            status: ToolResultStatus::Success,
+            ctx: ctx("p1"),
+        },
+    ];
+    h.extend(long_history());
+    server.push(Turn::text(snapshot("fix the parser", "1. [TODO] go on")));
+    let done = check(&c, &h, CompactionTrigger::Manual).await.unwrap();
+    assert_eq!(done.report.status, CompactionStatus::Compressed, "{done:?}");
+    let edit = done.edit.unwrap();
+    assert!(edit.summarized > 3, "the plan's call was summarized");
+    let restated = Item::system(
+        "[Current plan (update_plan), kept through the summary]\n\
+         - [x] read the notes\n- [~] fix the parser\n- [ ] run the tests",
+    );
+    assert!(edit.prefix.contains(&restated), "{:?}", edit.prefix);
+    // The compacted history still has it as the latest plan.
+    let mut compacted = h.clone();
+    edit.apply(&mut compacted).unwrap();
+    let kept = saki_tools::plan::latest_plan(&compacted).unwrap();
+    assert_eq!(kept, saki_tools::plan::Plan::from_arguments(plan).unwrap());
+}

@@ -162,7 +162,10 @@ pub fn sensitive_path(workspace: &Workspace, path: &str) -> Option<String> {
 /// Classifies a call against the workspace it would run in.
 pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
     match call.name.as_str() {
-        "read_file" | "ls" | "glob" | "grep" => Assessment::new(CallClass::ReadOnly, None, true),
+        // `update_plan` only shows a checklist.
+        "read_file" | "ls" | "glob" | "grep" | "update_plan" => {
+            Assessment::new(CallClass::ReadOnly, None, true)
+        }
         "web_fetch" => match crate::web_fetch::target_host(&call.input) {
             Some(host) => Assessment::new(
                 CallClass::Web {

@@ -12,6 +12,7 @@ pub mod grep;
 pub mod image;
 pub mod listing;
 pub mod mcp_approval;
+pub mod plan;
 pub mod sandbox;
 pub mod sanitize;
 pub mod shell;
@@ -48,6 +49,7 @@ pub const TOOL_ORDER: &[&str] = &[
     "write_file",
     "delete_file",
     "web_fetch",
+    "update_plan",
 ];
 
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
@@ -70,6 +72,7 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(listing::Glob(workspace.clone())),
         Arc::new(grep::Grep(workspace.clone())),
         Arc::new(shell::Shell(workspace.clone())),
+        Arc::new(plan::UpdatePlan),
     ];
     let mut tools = tools;
     match web_fetch::WebFetch::new(workspace.web().clone()) {

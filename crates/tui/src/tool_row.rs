@@ -83,6 +83,9 @@ impl ToolRow {
                 None => p.to_owned(),
             }),
             "shell" => field("command").map(|c| c.lines().next().unwrap_or("").to_owned()),
+            "update_plan" => saki_tools::plan::Plan::from_value(&self.input)
+                .ok()
+                .map(|p| p.summary()),
             _ => None,
         };
         let text = text.unwrap_or_else(|| match &self.input {

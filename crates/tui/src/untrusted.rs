@@ -67,6 +67,11 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         EngineEvent::Sessions(sessions) => {
             EngineEvent::Sessions(sessions.into_iter().map(session_of).collect())
         }
+        EngineEvent::Plan { mut plan, restored } => {
+            plan.explanation.as_mut().map(clean);
+            plan.steps.iter_mut().for_each(|s| clean(&mut s.step));
+            EngineEvent::Plan { plan, restored }
+        }
         other @ (EngineEvent::Tokens(_)
         | EngineEvent::TurnStarted
         | EngineEvent::Text(_)

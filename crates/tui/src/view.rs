@@ -89,6 +89,7 @@ impl App {
                 )
             })
             .collect();
+        lines.extend(self.plan_lines(width));
         lines.push(Line::styled(
             "─".repeat(usize::from(width)),
             self.theme.border(),
@@ -117,7 +118,7 @@ impl App {
     fn place_cursor(&self, frame: &mut Frame, area: Rect) {
         let (rows, (row, col)) = self.input.layout(input_width(area.width));
         let first = input_first_row(rows.len(), row) as u16;
-        let above = self.queued.len().min(3) as u16 + 1;
+        let above = (self.queued.len().min(3) + self.plan_lines(area.width).len()) as u16 + 1;
         let y = area.y + above + row.saturating_sub(first);
         let x = area.x + PROMPT.chars().count() as u16 + col;
         if y < area.y + area.height {

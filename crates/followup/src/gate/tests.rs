@@ -360,3 +360,20 @@ async fn ungated_writes_cannot_reach_the_real_tree() {
         "fn main() {}\n"
     );
 }
+
+#[tokio::test]
+async fn update_plan_runs_ahead_in_every_mode() {
+    let f = fixture();
+    let plan = json!({"plan": [{"step": "read", "status": "in_progress"}]});
+    for mode in ApprovalMode::ALL {
+        let tools = SpeculationTools::new(mode, f.overlay.clone());
+        match tools.call("update_plan", &plan.to_string(), ctx()).await {
+            GatedCall::Ran(Ok(out)) => assert_eq!(out.content, "Plan updated."),
+            other => panic!("{mode}: {other:?}"),
+        }
+        // A plan the tool cannot read is the tool's error, not a boundary.
+        let bad = tools.call("update_plan", r#"{"plan": 3}"#, ctx()).await;
+        assert!(matches!(bad, GatedCall::Ran(Err(_))), "{mode}: {bad:?}");
+    }
+    assert!(f.overlay.written_files().is_empty());
+}

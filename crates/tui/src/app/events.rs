@@ -151,6 +151,7 @@ impl App {
                 self.scroll = 0;
             }
             EngineEvent::Stats(stats) => self.transcript.info(stats.details()),
+            EngineEvent::Plan { plan, .. } => self.plan = Some(plan).filter(|p| !p.is_empty()),
             EngineEvent::Sessions(sessions) => {
                 if sessions.is_empty() {
                     self.transcript.info("no saved sessions yet");

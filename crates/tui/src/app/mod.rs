@@ -67,6 +67,8 @@ pub struct App {
     pub quit_armed: Option<Instant>,
     /// Prompts sent while a turn ran; each goes when the turn before it ends.
     pub queued: VecDeque<String>,
+    /// The model's checklist (`update_plan`), pinned above the input.
+    pub plan: Option<saki_tools::plan::Plan>,
     /// The person cancelled the running turn: queued prompts go back to the input.
     cancelling: bool,
     /// Lines scrolled up from the bottom of the transcript.
@@ -102,6 +104,7 @@ impl App {
             root,
             quit_armed: None,
             queued: VecDeque::new(),
+            plan: None,
             cancelling: false,
             scroll: 0,
             page: 20,
