@@ -207,6 +207,9 @@ impl ExecFront {
             | EngineEvent::TurnStarted
             | EngineEvent::Speculation(_)
             | EngineEvent::History(_)
+            | EngineEvent::Undone { .. }
+            | EngineEvent::Turns(_)
+            | EngineEvent::Rewound { .. }
             | EngineEvent::Sessions(_)
             | EngineEvent::Stats(_) => {}
         }

@@ -8,6 +8,9 @@ pub enum ExitCode {
     Usage = 2,
     /// No provider configured, missing key, unreadable or invalid config file.
     Config = 3,
+    /// `saki undo` changed nothing or not everything: files changed since the turn
+    /// (conflicts), nothing to undo or redo, or the session is open in another saki.
+    UndoRefused = 9,
     /// The provider refused the request: bad key, unknown model, context too long, ...
     Rejected = 4,
     /// The provider or the network failed: server errors, timeouts, broken stream,

@@ -289,7 +289,7 @@ pub fn engine(
         let level = saki_engine::Level::Warn;
         let _ = front.events.send(EngineEvent::Alert { level, message });
     }
-    let engine = Engine::new(Parts {
+    let mut engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),
         workspace,
@@ -314,6 +314,7 @@ pub fn engine(
         commands,
         events: front.events,
     });
+    engine.set_undo_limits(resolved.undo.limits());
     Ok((engine, sandbox, mcp))
 }
 

@@ -43,6 +43,10 @@ pub fn strip_untrusted(file: &mut FileConfig) -> Vec<String> {
     if file.web_fetch.take().is_some() {
         ignored.push("web_fetch".to_owned());
     }
+    // A repository must not turn off the way back from what saki does in it.
+    if std::mem::take(&mut file.undo) != Default::default() {
+        ignored.push("undo".to_owned());
+    }
     // A model file from the repository would be parsed by a server saki starts.
     if file.local_model.take().is_some() {
         ignored.push("local_model".to_owned());

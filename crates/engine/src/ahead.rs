@@ -162,14 +162,17 @@ impl Engine {
         if let Err(message) = self.ensure_session(text) {
             self.alert(Level::Warn, message);
         }
+        let undo_paths = self.undo_accept_begins(&speculation, text);
         let accepted = match accept(speculation, text) {
             Ok(accepted) => accepted,
             Err(AcceptError::Apply(not_applied)) => {
                 self.ahead.discarded += 1;
+                self.undo_accept_ends(&undo_paths, false).await;
                 return self.not_applied(*not_applied);
             }
             Err(e) => {
                 self.ahead.discarded += 1;
+                self.undo_accept_ends(&undo_paths, false).await;
                 self.send(EngineEvent::SpeculationEnded(SpeculationEnded {
                     suggestion: text.to_owned(),
                     outcome: SpecOutcome::Discarded,
@@ -197,6 +200,7 @@ impl Engine {
         self.worker.commit_items(accepted.items.clone());
         // Durable before the next suggestion's request carries them.
         self.worker.flushed().await;
+        self.undo_accept_ends(&undo_paths, true).await;
         let (pipelined, no_next) = match self.ahead.next.take() {
             Some(Ok(text)) => (Some(text), None),
             Some(Err(why)) => (None, Some(why)),

@@ -17,6 +17,7 @@ mod recorder;
 mod session;
 mod sessions;
 mod turn;
+mod undo;
 
 #[cfg(any(test, feature = "test-support"))]
 pub mod harness;
@@ -24,8 +25,11 @@ pub mod harness;
 mod tests;
 #[cfg(test)]
 mod tests_ahead;
+#[cfg(test)]
+mod tests_undo;
 
 pub use prewarm::is_local;
+pub use protocol::TurnEntry;
 pub use protocol::{
     Action, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
     SpecState, SpeculationEnded, Status, TurnEnd,
@@ -145,6 +149,8 @@ pub struct Engine {
     /// The local server's prompt cache being filled with the base prompt (see
     /// `prewarm`); dropped, and so cancelled, at the first submit.
     prewarm: Option<prewarm::Prewarm>,
+    /// Every turn's file changes, for `/undo` and `/rewind` (`undo.rs`).
+    checkpoints: saki_pod::checkpoint::Checkpoints,
 }
 
 /// What the action loop does while something long runs.
@@ -202,6 +208,9 @@ impl Engine {
         if !hooks.is_empty() {
             worker.add_interceptor(Arc::new(HookInterceptor::new(hooks.clone())));
         }
+        // Last: it sees only prompts and calls that will run, and numbers the turns.
+        let checkpoints = undo::checkpoints(&workspace, store.as_ref());
+        worker.add_interceptor(Arc::new(checkpoints.clone()));
         let forwarder = bridge::StreamForwarder(ui.clone());
         worker
             .timeline_mut()
@@ -245,6 +254,7 @@ impl Engine {
             main_usage,
             ahead: Ahead::default(),
             prewarm: None,
+            checkpoints,
         }
     }
 
@@ -300,6 +310,9 @@ impl Engine {
     pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
         if self.settings.prewarm {
             self.prewarm = Some(prewarm::start(&self.worker));
+        }
+        if self.checkpoints.is_on() {
+            self.checkpoints.warm();
         }
         loop {
             let action = tokio::select! {
@@ -364,6 +377,22 @@ impl Engine {
                 }
                 Action::Stats => {
                     self.send(EngineEvent::Stats(self.read_ahead_stats()));
+                    false
+                }
+                Action::Undo { turns, force } => {
+                    self.undo(turns, force).await;
+                    false
+                }
+                Action::Redo { force } => {
+                    self.redo(force).await;
+                    false
+                }
+                Action::ListTurns => {
+                    self.list_turns();
+                    false
+                }
+                Action::Rewind { turn, force } => {
+                    self.rewind(turn, force).await;
                     false
                 }
                 Action::Cancel => false,

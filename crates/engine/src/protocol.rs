@@ -48,6 +48,24 @@ pub enum Action {
     ListMcp,
     /// `/stats`: report what reading ahead did and cost.
     Stats,
+    /// `/undo [N] [--force]`: take back the file changes of the last `turns` turns that
+    /// changed files; `force` overwrites files changed since.
+    Undo {
+        turns: usize,
+        force: bool,
+    },
+    /// `/redo [--force]`: put back what the last undo took back.
+    Redo {
+        force: bool,
+    },
+    /// `/rewind`: list the turns the conversation can go back to.
+    ListTurns,
+    /// Go back to just before turn `turn`: the files of it and every later turn
+    /// reverted, the conversation cut before its prompt (which goes back to the input).
+    Rewind {
+        turn: u64,
+        force: bool,
+    },
     /// The suggestion is on screen now: only then is it speculated (one the person
     /// never sees, e.g. one that arrives while they type, costs nothing more).
     SuggestionShown {
@@ -129,6 +147,15 @@ pub struct SessionEntry {
     pub model: String,
     /// "5m ago".
     pub age: String,
+}
+
+/// A turn of the conversation, for the `/rewind` picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnEntry {
+    pub turn: u64,
+    pub prompt: String,
+    /// Files its checkpoint holds (0: it changed none, or they were undone).
+    pub files: usize,
 }
 
 /// How the work a `TurnStarted` announced ended.
@@ -221,6 +248,17 @@ pub enum EngineEvent {
     },
     /// History was replaced (`/new`, `/resume`): redraw the transcript from it.
     History(Vec<Item>),
+    /// An undo, redo or rewind ended: what it did, or why it did nothing.
+    Undone {
+        level: Level,
+        message: String,
+    },
+    /// The turns `/rewind` can go back to, newest first.
+    Turns(Vec<TurnEntry>),
+    /// A rewind cut the conversation before this prompt: it goes back into the input.
+    Rewound {
+        prompt: String,
+    },
     Sessions(Vec<SessionEntry>),
     /// What reading ahead did and cost this session (`/stats`).
     Stats(ReadAheadStats),

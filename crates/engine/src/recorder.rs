@@ -9,7 +9,7 @@
 //! ends (the session's lock with it).
 
 use saki_llm_worker::{Compaction, Item, WorkerEvent};
-use saki_pod::{SessionWriter, StoreError};
+use saki_pod::{SessionWriter, StoreError, UndoNote};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,6 +27,13 @@ enum Job {
     ),
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
+    /// An undo or redo (after the system item that tells the model).
+    Undo(UndoNote),
+    /// The conversation was cut back to its first `keep` items (turn `turn` on).
+    Rewind {
+        keep: usize,
+        turn: u64,
+    },
 }
 
 /// Reports the first write failure once.
@@ -163,6 +170,16 @@ impl Recorder {
         answer.await.unwrap_or_else(|_| Err(stopped()))
     }
 
+    /// Records an undo or redo of files.
+    pub fn record_undo(&self, note: UndoNote) {
+        self.send(Job::Undo(note));
+    }
+
+    /// Records that the conversation now holds only its first `keep` items.
+    pub fn record_rewind(&self, keep: usize, turn: u64) {
+        self.send(Job::Rewind { keep, turn });
+    }
+
     /// Resolves once everything recorded before the call is written and fsync'd (or
     /// failed, which is reported).
     pub async fn flushed(&self) {
@@ -217,6 +234,8 @@ fn write_jobs(mut writer: SessionWriter, queue: &Receiver<Job>, failures: &Failu
             Job::Flush(reply) => {
                 let _ = reply.send(());
             }
+            Job::Undo(note) => failures.report(writer.append_undo(&note)),
+            Job::Rewind { keep, turn } => failures.report(writer.append_rewind(keep, turn)),
         }
         if next.is_none() {
             next = queue.recv().ok();

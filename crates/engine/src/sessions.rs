@@ -137,6 +137,7 @@ impl Engine {
         let build = self.prompt_builder.clone();
         let reporter = Some(self.reporter());
         let recorded = (loaded.meta.provider.clone(), loaded.meta.model.clone());
+        let turns = loaded.turns;
         // Opening the log (and, for an old session without a stored prompt, git): off the
         // runtime's threads.
         let opened = tokio::task::spawn_blocking(move || {
@@ -153,6 +154,7 @@ impl Engine {
                 self.worker.set_history(opened.history.clone());
                 self.worker.set_system_prompt(Some(opened.system_prompt));
                 bridge::set_recorder(&self.slot, Some(opened.recorder));
+                self.checkpoints.set_session(Some(&opened.meta.id), turns);
                 self.key_cache_to_session();
                 self.cache = CacheSafeStore::default();
                 self.send_history(opened.history);

@@ -8,7 +8,7 @@ pub mod images;
 pub mod store;
 
 pub use dangling::close_dangling_calls;
-pub use store::{LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError};
+pub use store::{LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError, UndoNote};
 pub mod file_ref;
 
 pub use file_ref::{
@@ -23,3 +23,4 @@ pub mod reread;
 pub mod summary;
 
 pub use compactor::{CompactionSettings, Compactor};
+pub mod checkpoint;

@@ -90,6 +90,26 @@ enum Line {
         edit: HistoryEdit,
         report: CompactionReport,
     },
+    /// Files were put back (`/undo`, `saki undo`, a redo); for the record; the model
+    /// learns it from the system item committed with it.
+    Undo(UndoNote),
+    /// `/rewind`: the conversation goes back to its first `keep` items (the model's view,
+    /// compactions applied); loading cuts it there.
+    Rewind {
+        keep: usize,
+        turn: u64,
+    },
+}
+
+/// An undo or redo, as the session log records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UndoNote {
+    pub redo: bool,
+    /// The turns whose file changes were taken back (or put back).
+    pub turns: Vec<u64>,
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub forced: bool,
 }
 
 /// A session read back from disk.
@@ -103,6 +123,9 @@ pub struct LoadedSession {
     pub path: PathBuf,
     /// The file does not end with a line break (a write was cut off).
     pub torn_tail: bool,
+    /// Prompts the session has committed (rewound ones not counted): turn numbers go on
+    /// from here.
+    pub turns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -303,10 +326,28 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
     let meta = parse_header(lines.next().map_or("", |(_, l)| l), path)?;
     let mut items = Vec::new();
     let mut warnings = Vec::new();
+    let mut turns = 0u64;
     while let Some((n, line)) = lines.next() {
         let torn = lines.peek().is_none() && !line.ends_with('\n');
         match serde_json::from_str::<Line>(line.trim_end()) {
-            Ok(Line::Item { item }) => items.push(item),
+            Ok(Line::Item { item }) => {
+                turns += u64::from(matches!(item, Item::User { .. }));
+                items.push(item);
+            }
+            Ok(Line::Undo(_)) => {}
+            Ok(Line::Rewind { keep, .. }) if keep <= items.len() => {
+                let cut = items[keep..]
+                    .iter()
+                    .filter(|i| matches!(i, Item::User { .. }))
+                    .count();
+                turns = turns.saturating_sub(cut as u64);
+                items.truncate(keep);
+            }
+            Ok(Line::Rewind { keep, .. }) => warnings.push(format!(
+                "line {}: a rewind to item {keep} of {} is ignored",
+                n + 1,
+                items.len()
+            )),
             Ok(Line::Compaction { edit, .. }) => {
                 if let Err(e) = edit.apply(&mut items) {
                     warnings.push(format!("line {}: {e}; the compaction is ignored", n + 1));
@@ -335,6 +376,7 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
         warnings,
         path: path.to_path_buf(),
         torn_tail: bytes.last().is_some_and(|b| *b != b'\n'),
+        turns,
     })
 }
 
@@ -412,6 +454,16 @@ impl SessionWriter {
             .map(|item| Line::Item { item: item.clone() })
             .collect();
         self.write_lines(&lines)
+    }
+
+    /// Records an undo or redo.
+    pub fn append_undo(&mut self, note: &UndoNote) -> Result<(), StoreError> {
+        self.write_line(&Line::Undo(note.clone()))
+    }
+
+    /// Records a rewind: the conversation keeps its first `keep` items.
+    pub fn append_rewind(&mut self, keep: usize, turn: u64) -> Result<(), StoreError> {
+        self.write_line(&Line::Rewind { keep, turn })
     }
 
     /// Records a compaction that changed history (one without an edit is not recorded).

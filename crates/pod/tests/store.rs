@@ -288,3 +288,45 @@ fn orphan_tool_results_are_left_out_on_load_with_a_warning() {
         ["2 tool results without their call left out"]
     );
 }
+
+#[test]
+fn undos_and_rewinds_are_recorded_and_a_rewind_cuts_the_loaded_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let mut w = store.create("/ws", "p", "m", "first", None).unwrap();
+    for n in 1..=3 {
+        w.append(&Item::user(format!("prompt {n}"))).unwrap();
+        w.append(&Item::AssistantText {
+            text: format!("answer {n}"),
+        })
+        .unwrap();
+    }
+    let id = w.meta().id.clone();
+    assert_eq!(store.load(&id).unwrap().turns, 3);
+    w.append_undo(&UndoNote {
+        redo: false,
+        turns: vec![3],
+        files: vec!["a.rs".into()],
+        forced: false,
+    })
+    .unwrap();
+    // Back to just before prompt 2: two items kept, two prompts taken away.
+    w.append_rewind(2, 2).unwrap();
+    w.append(&Item::user("prompt 2 again")).unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.items,
+        [
+            Item::user("prompt 1"),
+            Item::AssistantText {
+                text: "answer 1".into()
+            },
+            Item::user("prompt 2 again"),
+        ]
+    );
+    assert_eq!(loaded.turns, 2);
+    let raw = std::fs::read_to_string(&loaded.path).unwrap();
+    assert!(raw.contains(r#""type":"undo","redo":false,"turns":[3],"files":["a.rs"]"#));
+    assert!(raw.contains(r#""type":"rewind","keep":2,"turn":2"#));
+}

@@ -11,6 +11,9 @@ pub const HELP: &str = "\
 /new                  start a new session
 /resume [ID]          continue a recent session (a picker without ID)
 /stats                what reading ahead did and cost (tokens by kind)
+/undo [N] [--force]   take back the last turn's file changes (or the last N turns')
+/redo [--force]       put back what the last /undo took back
+/rewind [--force]     pick a turn: files and conversation go back to before it
 /mcp                  the MCP servers, their state and their tools
 /quit                 leave (also Ctrl+D on an empty prompt)
 keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
@@ -31,6 +34,17 @@ pub enum Command {
     New,
     Resume(Option<String>),
     Stats,
+    /// `/undo [N] [--force]`.
+    Undo {
+        turns: usize,
+        force: bool,
+    },
+    Redo {
+        force: bool,
+    },
+    Rewind {
+        force: bool,
+    },
     Mcp,
     Quit,
 }
@@ -83,6 +97,29 @@ pub fn parse(line: &str) -> Result<Command, String> {
             [id] => Ok(Command::Resume(Some((*id).to_owned()))),
             _ => Err("usage: /resume [SESSION_ID]".into()),
         },
+        "/undo" => {
+            let force = args.contains(&"--force");
+            match args.iter().filter(|a| **a != "--force").collect::<Vec<_>>()[..] {
+                [] => Ok(Command::Undo { turns: 1, force }),
+                [n] => match n.parse::<usize>() {
+                    Ok(turns) if turns > 0 => Ok(Command::Undo { turns, force }),
+                    _ => Err("usage: /undo [N] [--force] (N: how many turns, 1 or more)".into()),
+                },
+                _ => Err("usage: /undo [N] [--force]".into()),
+            }
+        }
+        "/redo" | "/rewind" => {
+            let force = match args.as_slice() {
+                [] => false,
+                ["--force"] => true,
+                _ => return Err(format!("usage: {name} [--force]")),
+            };
+            Ok(if name == "/redo" {
+                Command::Redo { force }
+            } else {
+                Command::Rewind { force }
+            })
+        }
         other => Err(format!("unknown command {other} (try /help)")),
     }
 }
@@ -120,6 +157,28 @@ mod tests {
         assert_eq!(parse("/quit"), Ok(Command::Quit));
         assert_eq!(parse("/new"), Ok(Command::New));
         assert_eq!(parse("/stats"), Ok(Command::Stats));
+        assert_eq!(
+            parse("/undo"),
+            Ok(Command::Undo {
+                turns: 1,
+                force: false
+            })
+        );
+        assert_eq!(
+            parse("/undo 3 --force"),
+            Ok(Command::Undo {
+                turns: 3,
+                force: true
+            })
+        );
+        assert_eq!(parse("/redo"), Ok(Command::Redo { force: false }));
+        assert_eq!(
+            parse("/rewind --force"),
+            Ok(Command::Rewind { force: true })
+        );
+        assert!(parse("/undo 0").unwrap_err().contains("usage"));
+        assert!(parse("/undo x y").unwrap_err().contains("usage"));
+        assert!(parse("/rewind now").unwrap_err().contains("usage"));
     }
 
     #[test]

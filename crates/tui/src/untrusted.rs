@@ -67,6 +67,18 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         EngineEvent::Sessions(sessions) => {
             EngineEvent::Sessions(sessions.into_iter().map(session_of).collect())
         }
+        EngineEvent::Undone { level, mut message } => {
+            clean(&mut message);
+            EngineEvent::Undone { level, message }
+        }
+        EngineEvent::Turns(mut turns) => {
+            turns.iter_mut().for_each(|t| clean(&mut t.prompt));
+            EngineEvent::Turns(turns)
+        }
+        EngineEvent::Rewound { mut prompt } => {
+            clean(&mut prompt);
+            EngineEvent::Rewound { prompt }
+        }
         EngineEvent::Plan { mut plan, restored } => {
             plan.explanation.as_mut().map(clean);
             plan.steps.iter_mut().for_each(|s| clean(&mut s.step));

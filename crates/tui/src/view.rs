@@ -27,7 +27,7 @@ impl App {
         .areas(area);
         self.draw_transcript(frame, transcript_area);
         frame.render_widget(Paragraph::new(printable(bottom)), bottom_area);
-        if self.approvals.is_empty() && self.picker.is_none() {
+        if self.approvals.is_empty() && self.picker.is_none() && self.rewind.is_none() {
             self.place_cursor(frame, bottom_area);
         }
         frame.render_widget(
@@ -56,6 +56,32 @@ impl App {
         ])
     }
 
+    /// The `/rewind` picker: newest turn first, with how many files its checkpoint holds.
+    fn rewind_lines(&self, picker: &crate::app::RewindPicker, width: u16) -> Vec<Line<'static>> {
+        let title = "rewind to before a turn: its files and later ones go back (↑↓, Enter, Esc)";
+        let mut lines = vec![self.rule(width, title)];
+        let start = picker.selected.saturating_sub(9);
+        for (i, t) in picker.turns.iter().enumerate().skip(start).take(10) {
+            let prompt = t.prompt.lines().next().unwrap_or("");
+            let files = match t.files {
+                0 => String::new(),
+                1 => "  (1 file)".to_owned(),
+                n => format!("  ({n} files)"),
+            };
+            let text = truncate(
+                &format!("{:>4}  {prompt}{files}", t.turn),
+                usize::from(width),
+            );
+            let style = if i == picker.selected {
+                self.theme.selected()
+            } else {
+                self.theme.text()
+            };
+            lines.push(Line::styled(text, style));
+        }
+        lines
+    }
+
     /// The area under the transcript: an approval prompt, the session picker, or the input.
     fn bottom_lines(&self, width: u16) -> Vec<Line<'static>> {
         if let Some(request) = self.approvals.front() {
@@ -75,6 +101,9 @@ impl App {
                 lines.push(Line::styled(text, style));
             }
             return lines;
+        }
+        if let Some(picker) = &self.rewind {
+            return self.rewind_lines(picker, width);
         }
         let mut lines: Vec<Line<'static>> = self
             .queued

@@ -31,6 +31,9 @@ impl App {
                 | Command::New
                 | Command::Resume(_)
                 | Command::Model { name: Some(_), .. }
+                | Command::Undo { .. }
+                | Command::Redo { .. }
+                | Command::Rewind { .. }
         );
         if needs_idle && self.busy {
             self.transcript
@@ -51,6 +54,9 @@ impl App {
             Command::Compress => self.act(Action::Compress),
             Command::New => self.act(Action::NewSession),
             Command::Stats => self.act(Action::Stats),
+            Command::Undo { turns, force } => self.undo_command(turns, force),
+            Command::Redo { force } => self.redo_command(force),
+            Command::Rewind { force } => self.rewind_command(force),
             Command::Mcp => self.act(Action::ListMcp),
             Command::Resume(None) => self.act(Action::ListSessions),
             Command::Resume(Some(id)) => self.act(Action::Resume { id }),
@@ -145,6 +151,9 @@ impl App {
                     }
                 }
             }
+            EngineEvent::Undone { level, message } => self.transcript.alert(level, message),
+            EngineEvent::Turns(turns) => self.show_turns(turns),
+            EngineEvent::Rewound { prompt } => self.rewound(prompt),
             EngineEvent::History(items) => {
                 self.transcript.replace_with_history(&items);
                 self.suggestion.clear();
