@@ -91,6 +91,9 @@ pub struct ModelConfig {
     pub first_tool_call: Option<FirstToolCall>,
     /// Sampling temperature sent with every request (default: the provider's own).
     pub temperature: Option<f32>,
+    /// The model reads images (default: what a local server reports, else the built-in
+    /// list in `vision.rs`).
+    pub vision: Option<bool>,
 }
 
 /// The `[compaction]` table.
@@ -142,9 +145,6 @@ pub struct FileConfig {
     pub prewarm: Option<bool>,
     #[serde(default)]
     pub compaction: CompactionConfig,
-    /// `[undo]`: the checkpoint store's bounds; honoured from trusted files only.
-    #[serde(default)]
-    pub undo: crate::undo_cmd::UndoConfig,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -260,7 +260,6 @@ impl FileConfig {
             self.local_context = other.local_context;
         }
         self.compaction.overlay(other.compaction);
-        self.undo.overlay(other.undo);
         for (name, p) in other.providers {
             let slot = self.providers.entry(name).or_default();
             overlay_provider(slot, p);
@@ -299,6 +298,7 @@ impl FileConfig {
             slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
             slot.first_tool_call = m.first_tool_call.or(slot.first_tool_call);
             slot.temperature = m.temperature.or(slot.temperature);
+            slot.vision = m.vision.or(slot.vision);
         }
     }
 }
@@ -415,6 +415,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         tool_call_recovery: None,
         first_tool_call: None,
         temperature: None,
+        vision: None,
     }
 }
 
@@ -455,8 +456,6 @@ pub struct Resolved {
     pub suggestions: bool,
     /// `[compaction]`, validated.
     pub compaction: CompactionConfig,
-    /// `[undo]` from trusted config files.
-    pub undo: crate::undo_cmd::UndoConfig,
     /// `sandbox` from trusted config files (the `--sandbox` flag wins over its mode).
     pub sandbox: SandboxTable,
     /// `[shell_environment]` from trusted config files.
@@ -490,6 +489,8 @@ pub struct Resolved {
     pub first_tool_call_required: bool,
     /// `[models.NAME] temperature`.
     pub temperature: Option<f32>,
+    /// `[models.NAME] vision`, when set (see `crate::vision`).
+    pub vision: Option<bool>,
 }
 
 impl Resolved {
@@ -718,7 +719,6 @@ pub fn resolve(
         read_ahead_model,
         suggestions,
         compaction: file.compaction.clone(),
-        undo: file.undo.clone(),
         sandbox: file
             .sandbox
             .clone()
@@ -740,6 +740,7 @@ pub fn resolve(
         server: None,
         prewarm: file.prewarm.unwrap_or(true),
         temperature: file.models.get(&model_name).and_then(|m| m.temperature),
+        vision: file.models.get(&model_name).and_then(|m| m.vision),
         tool_call_recovery: match file
             .models
             .get(&model_name)

@@ -208,6 +208,7 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     worker.tool_call_recovery = resolved.tool_call_recovery;
     worker.first_tool_call_required = resolved.first_tool_call_required;
     worker.temperature = resolved.temperature;
+    worker.vision = crate::vision::reads_images(resolved);
     Settings {
         provider: resolved.provider.clone(),
         worker,
@@ -289,7 +290,7 @@ pub fn engine(
         let level = saki_engine::Level::Warn;
         let _ = front.events.send(EngineEvent::Alert { level, message });
     }
-    let mut engine = Engine::new(Parts {
+    let engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),
         workspace,
@@ -314,7 +315,6 @@ pub fn engine(
         commands,
         events: front.events,
     });
-    engine.set_undo_limits(resolved.undo.limits());
     Ok((engine, sandbox, mcp))
 }
 

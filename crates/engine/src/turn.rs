@@ -31,13 +31,14 @@ impl Engine {
         if let Err(message) = self.ensure_session(&text) {
             self.alert(Level::Warn, message);
         }
-        self.undo_follow_session();
         // `@path` references: resolved now, stashed for the pod interceptor, which puts
         // them right after the user item (or drops them with a cancelled prompt).
-        let (user_text, files, alerts) = FsView::new(self.workspace.clone()).prepare(
-            &parse_prompt(&expanded.text),
-            self.settings.tool_output_max_bytes,
-        );
+        let (user_text, files, alerts) = FsView::new(self.workspace.clone())
+            .with_vision(self.worker.model(), self.worker.vision())
+            .prepare(
+                &parse_prompt(&expanded.text),
+                self.settings.tool_output_max_bytes,
+            );
         for alert in alerts {
             self.alert(level_of(alert.level), alert.message);
         }
@@ -72,7 +73,6 @@ impl Engine {
                 ..
             })
         );
-        self.undo_turn_ended().await;
         self.send(EngineEvent::TurnFinished {
             note: turn_note(&outcome),
             end: TurnEnd::Turn(outcome),
@@ -125,6 +125,7 @@ impl Engine {
         match resolver.resolve(chosen.0.as_deref(), chosen.1.as_deref()) {
             Ok(settings) => {
                 self.worker.set_model(settings.worker.model.clone());
+                self.worker.set_vision(settings.worker.vision);
                 self.worker.set_context_guard(Arc::new(compactor(
                     &settings,
                     &self.worker,

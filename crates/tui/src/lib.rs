@@ -7,6 +7,7 @@ pub mod diff;
 pub mod finder;
 pub mod input;
 pub mod markdown;
+mod paste;
 mod plan_view;
 pub mod protocol;
 pub mod terminal;
