@@ -145,6 +145,9 @@ pub struct FileConfig {
     pub prewarm: Option<bool>,
     #[serde(default)]
     pub compaction: CompactionConfig,
+    /// `[undo]`: the checkpoint store's bounds; honoured from trusted files only.
+    #[serde(default)]
+    pub undo: crate::undo_cmd::UndoConfig,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -260,6 +263,7 @@ impl FileConfig {
             self.local_context = other.local_context;
         }
         self.compaction.overlay(other.compaction);
+        self.undo.overlay(other.undo);
         for (name, p) in other.providers {
             let slot = self.providers.entry(name).or_default();
             overlay_provider(slot, p);
@@ -456,6 +460,8 @@ pub struct Resolved {
     pub suggestions: bool,
     /// `[compaction]`, validated.
     pub compaction: CompactionConfig,
+    /// `[undo]` from trusted config files.
+    pub undo: crate::undo_cmd::UndoConfig,
     /// `sandbox` from trusted config files (the `--sandbox` flag wins over its mode).
     pub sandbox: SandboxTable,
     /// `[shell_environment]` from trusted config files.
@@ -719,6 +725,7 @@ pub fn resolve(
         read_ahead_model,
         suggestions,
         compaction: file.compaction.clone(),
+        undo: file.undo.clone(),
         sandbox: file
             .sandbox
             .clone()

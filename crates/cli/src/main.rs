@@ -18,6 +18,7 @@ mod panics;
 mod session;
 mod setup;
 mod trust;
+mod undo_cmd;
 mod vision;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,9 @@ enum Command {
     /// MCP servers: list them (and whether they start), add or remove one.
     #[command(subcommand)]
     Mcp(mcp_cmd::McpCommand),
+    /// Take back the file changes of a session's last turns (no git needed): `--list`
+    /// shows the checkpoints, `--redo` puts back what the last undo took back.
+    Undo(undo_cmd::UndoArgs),
     /// Tools for looking inside saki.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -243,6 +247,7 @@ fn main() -> std::process::ExitCode {
         Command::Sessions { json } => session::list(json),
         Command::Trust { dir } => trust(dir),
         Command::Mcp(command) => mcp_cmd::run(command),
+        Command::Undo(args) => undo_cmd::run(args),
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };

@@ -290,7 +290,7 @@ pub fn engine(
         let level = saki_engine::Level::Warn;
         let _ = front.events.send(EngineEvent::Alert { level, message });
     }
-    let engine = Engine::new(Parts {
+    let mut engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),
         workspace,
@@ -315,6 +315,7 @@ pub fn engine(
         commands,
         events: front.events,
     });
+    engine.set_undo_limits(resolved.undo.limits());
     Ok((engine, sandbox, mcp))
 }
 

@@ -31,6 +31,7 @@ impl Engine {
         if let Err(message) = self.ensure_session(&text) {
             self.alert(Level::Warn, message);
         }
+        self.undo_follow_session();
         // `@path` references: resolved now, stashed for the pod interceptor, which puts
         // them right after the user item (or drops them with a cancelled prompt).
         let (user_text, files, alerts) = FsView::new(self.workspace.clone())
@@ -73,6 +74,7 @@ impl Engine {
                 ..
             })
         );
+        self.undo_turn_ended().await;
         self.send(EngineEvent::TurnFinished {
             note: turn_note(&outcome),
             end: TurnEnd::Turn(outcome),

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 /// A second Ctrl+C within this time on an idle, empty prompt quits.
 mod events;
+mod rewind;
 mod slash;
+pub use rewind::RewindPicker;
 pub use slash::CommandEntry;
 
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -59,6 +61,10 @@ pub struct App {
     /// The reason being typed for a denial, when the person pressed `r`.
     pub deny_reason: Option<String>,
     pub picker: Option<Picker>,
+    /// The `/rewind` picker.
+    pub rewind: Option<RewindPicker>,
+    /// `/rewind --force` was asked; the picker it opens carries it.
+    rewind_force: bool,
     pub popup: Option<Popup>,
     /// Built-in and custom slash commands (the `/` popup, `/help`).
     pub commands: Vec<CommandEntry>,
@@ -98,6 +104,8 @@ impl App {
             approvals: VecDeque::new(),
             deny_reason: None,
             picker: None,
+            rewind: None,
+            rewind_force: false,
             popup: None,
             commands: slash::built_in(),
             finder: None,
@@ -174,7 +182,7 @@ impl App {
             reason.push_str(&text.replace(['\r', '\n'], " "));
             return;
         }
-        if !self.approvals.is_empty() || self.picker.is_some() {
+        if !self.approvals.is_empty() || self.picker.is_some() || self.rewind.is_some() {
             return;
         }
         self.dismiss_suggestion(now);
@@ -203,6 +211,10 @@ impl App {
             self.on_picker_key(key);
             return;
         }
+        if self.rewind.is_some() {
+            self.on_rewind_key(key);
+            return;
+        }
         if self.popup.is_some() && self.on_popup_key(key) {
             return;
         }
@@ -218,7 +230,10 @@ impl App {
             self.act(Action::Cancel);
         } else if self.busy {
             self.act(Action::Cancel);
-        } else if self.picker.take().is_some() || self.popup.take().is_some() {
+        } else if self.picker.take().is_some()
+            || self.rewind.take().is_some()
+            || self.popup.take().is_some()
+        {
         } else if !self.input.is_empty() {
             self.input.clear();
         } else if self
