@@ -146,7 +146,8 @@ fn reads_edits_and_answers_in_every_protocol() {
                 "edit",
                 "write_file",
                 "delete_file",
-                "web_fetch"
+                "web_fetch",
+                "update_plan"
             ],
             "{provider}: reading and searching first"
         );
