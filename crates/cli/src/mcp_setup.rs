@@ -14,7 +14,7 @@
 //! // At exit: mcp.shutdown().await.
 //! ```
 
-use crate::config::{self, ConfigError, Resolved};
+use crate::config::{ConfigError, Resolved};
 use saki_llm_worker::SharedTools;
 use saki_mcp::{McpEvent, McpManager, ServerConfig, ServerStatus, StartOptions};
 use saki_pod::{Alert, AlertLevel};
@@ -174,16 +174,7 @@ impl McpSession {
 pub fn configured(
     workspace: &Path,
 ) -> Result<(BTreeMap<String, ServerConfig>, Vec<String>), ConfigError> {
-    let env = |k: &str| std::env::var(k).ok();
-    let paths = config::config_paths(workspace, &env);
-    let global_count = paths.len().saturating_sub(1);
-    let global = config::load_files(&paths[..global_count], global_count)?;
-    let trusted = if crate::trust::is_trusted(&global.trusted_directories, workspace) {
-        paths.len()
-    } else {
-        global_count
-    };
-    let files = config::load_files(&paths, trusted)?;
+    let files = crate::setup::config_files(workspace)?.files;
     let ignored = files
         .ignored
         .into_iter()

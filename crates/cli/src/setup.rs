@@ -16,6 +16,33 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
+/// The config files for `workspace`, read: the global ones alone, and all of them with
+/// the workspace's own file (the last) honoured only when the global ones trust it.
+pub struct ConfigFiles {
+    pub global: config::FileConfig,
+    pub files: config::FileConfig,
+    pub workspace_trusted: bool,
+}
+
+pub fn config_files(workspace: &std::path::Path) -> Result<ConfigFiles, ConfigError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let paths = config::config_paths(workspace, &env);
+    let global_count = paths.len().saturating_sub(1);
+    let global = config::load_files(&paths[..global_count], global_count)?;
+    let workspace_trusted = crate::trust::is_trusted(&global.trusted_directories, workspace);
+    let honoured = if workspace_trusted {
+        paths.len()
+    } else {
+        global_count
+    };
+    let files = config::load_files(&paths, honoured)?;
+    Ok(ConfigFiles {
+        global,
+        files,
+        workspace_trusted,
+    })
+}
+
 /// Resolves provider and model from flags, environment and config files, and loads the
 /// hooks. `session` is the provider and model a resumed session used, taken when no flag
 /// names them.
@@ -25,16 +52,11 @@ pub fn resolve(
     session: Option<(&str, &str)>,
 ) -> Result<(Resolved, Hooks), ConfigError> {
     let env = |k: &str| std::env::var(k).ok();
-    let paths = config::config_paths(workspace, &env);
-    // The workspace's own file (the last) is trusted only when the global one says so.
-    let global_count = paths.len().saturating_sub(1);
-    let global = config::load_files(&paths[..global_count], global_count)?;
-    let trusted = if crate::trust::is_trusted(&global.trusted_directories, workspace) {
-        paths.len()
-    } else {
-        global_count
-    };
-    let files = config::load_files(&paths, trusted)?;
+    let ConfigFiles {
+        global,
+        files,
+        workspace_trusted,
+    } = config_files(workspace)?;
     let flags_name_one = args.provider.is_some() || args.model.is_some();
     let local_model = args.local.clone().or(files.local_model.clone());
     let (session_provider, session_model) = match session {
@@ -54,7 +76,7 @@ pub fn resolve(
     }
     let mut resolved = config::resolve(&files, &overrides, &env)?;
     resolved.local_model = local_model;
-    resolved.workspace_trusted = trusted == paths.len();
+    resolved.workspace_trusted = workspace_trusted;
     resolved.trust_refused = global.untrusted_directories.iter().any(|d| {
         d.canonicalize()
             .is_ok_and(|d| workspace.canonicalize().is_ok_and(|w| w == d))

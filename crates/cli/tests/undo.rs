@@ -46,7 +46,10 @@ fn an_exec_runs_shell_changes_are_listed_undone_and_redone() {
 
     let (code, out, err) = undo(&env, &["--list"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("turn   1  applied") && out.contains("change things"), "{out}");
+    assert!(
+        out.contains("turn   1  applied") && out.contains("change things"),
+        "{out}"
+    );
     assert!(out.contains("a.txt, b.txt"), "{out}");
     let (_, json, _) = undo(&env, &["--list", "--json"]);
     let line: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
@@ -55,7 +58,10 @@ fn an_exec_runs_shell_changes_are_listed_undone_and_redone() {
 
     let (code, out, err) = undo(&env, &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("reverted turn 1 (change things): a.txt, b.txt"), "{out}");
+    assert!(
+        out.contains("reverted turn 1 (change things): a.txt, b.txt"),
+        "{out}"
+    );
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "old\n");
     assert!(!b.exists());
 
