@@ -122,6 +122,9 @@ impl JsonItems {
         let mut item = json!({"id": id, "kind": kind});
         merge(&mut item, fields);
         emit(&json!({"type": "item.completed", "item": item}));
+        // `exec` keeps one scope for all its text blocks (engine events carry no
+        // Timeline scope): the next block is a new item.
+        scope.id = None;
     }
 }
 
