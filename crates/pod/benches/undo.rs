@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What checkpoints cost: per shell call (the hooks around a command that changes one
-//! file: its named paths saved before, one scan after) on trees of 1k, 10k and 50k
-//! files; the turn's first scan (run in the background while the model thinks); the
-//! first scan ever in a workspace (every file copied into the store); and undoing a
-//! 10-file turn. Medians. Run: `cargo bench -p saki-pod --bench undo` (`-- 1000` for
+//! file: its named paths saved before, the changes looked at after — the paths inotify
+//! reported, or a stat walk when a file was created) on trees of 1k, 10k and 50k files;
+//! a turn's first call (with the turn's own scan); the first scan ever in a workspace
+//! (every file copied into the store); and undoing a 10-file turn. Medians. Run: `cargo bench -p saki-pod --bench undo` (`-- 1000` for
 //! one size only).
 
 use saki_llm_worker::interceptor::{Interceptor, ToolCallInfo, ToolResultInfo};
@@ -55,7 +55,7 @@ fn shell_call(batch: usize, command: &str) -> ToolCallInfo {
     }
 }
 
-async fn sizes(files: usize) {
+async fn sizes(files: usize, walk_always: bool) {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     tree(ws.path(), files);
@@ -63,20 +63,25 @@ async fn sizes(files: usize) {
     let store = saki_pod::checkpoint::store_dir(data.path());
     let cp = Checkpoints::new(workspace, store, Some(UndoLimits::default()));
     cp.set_session(Some("bench"), 0);
+    if walk_always {
+        cp.walk_always();
+    }
 
     // The first scan ever: every covered file read and copied into the store.
     let started = Instant::now();
     cp.on_prompt_submit(&Item::user("warm up")).await;
-    let first = shell_call(0, "true > /dev/null");
+    let first = shell_call(0, "touch warm.txt");
     cp.pre_tool_call(&first).await;
     let baseline = started.elapsed();
     cp.end_turn().await;
 
     let mut per_call = Vec::new();
+    let mut creating = Vec::new();
     let mut turn_scan = Vec::new();
     let target = "src0/mod0/f0.rs";
     for round in 1..=15 {
-        cp.on_prompt_submit(&Item::user(format!("turn {round}"))).await;
+        cp.on_prompt_submit(&Item::user(format!("turn {round}")))
+            .await;
         // The turn's own first scan (in the background in a real session).
         let call = shell_call(round, &format!("sed -i s/a/b/ {target}"));
         let started = Instant::now();
@@ -106,12 +111,27 @@ async fn sizes(files: usize) {
         .await;
         per_call.push(started.elapsed());
         turn_scan.push(pre + post);
+        // A call that creates a file: a path the shadow does not know, so the walk
+        // decides whether it is ignored.
+        let call = shell_call(2000 + round, &format!("touch new{round}.txt"));
+        let started = Instant::now();
+        cp.pre_tool_call(&call).await;
+        std::fs::write(ws.path().join(format!("new{round}.txt")), "new").unwrap();
+        cp.post_tool_call(&ToolResultInfo {
+            call,
+            content: String::new(),
+            status: ToolResultStatus::Success,
+        })
+        .await;
+        creating.push(started.elapsed());
         cp.end_turn().await;
     }
+    let how = if walk_always { "stat walk" } else { "inotify" };
     println!(
-        "{files:>6} files: per shell call {} (median); first call of a turn, with the \
-         turn's scan {}; first scan ever in the workspace {}",
+        "{files:>6} files, {how}: per shell call {} (median; {} when it creates a file); first \
+         call of a turn {}; first scan ever in the workspace {}",
         ms(median(per_call)),
+        ms(median(creating)),
         ms(median(turn_scan)),
         ms(baseline),
     );
@@ -157,7 +177,8 @@ fn main() {
     let only: Option<usize> = std::env::args().skip(1).find_map(|a| a.parse().ok());
     for files in [1_000, 10_000, 50_000] {
         if only.is_none_or(|n| n == files) {
-            runtime.block_on(sizes(files));
+            runtime.block_on(sizes(files, false));
+            runtime.block_on(sizes(files, true));
         }
     }
     runtime.block_on(undo_ten());

@@ -160,3 +160,56 @@ async fn several_turns_undo_together_and_a_speculation_is_covered() {
     assert_eq!(outcome.turns.len(), 3);
     assert_eq!(env.read("x.txt").unwrap(), "0\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn directories_made_moved_and_removed_come_back_and_ignored_output_is_left_alone() {
+    let mut env = Env::new();
+    env.write(".gitignore", "out/\n");
+    env.write("lib/a.rs", "a\n");
+    env.write("lib/deep/b.rs", "b\n");
+    env.shell("make", "mkdir -p gen/x && echo g > gen/x/g.rs")
+        .await;
+    let report = env.shell("move", "mv lib src").await;
+    assert!(
+        report.files.contains(&"src/deep/b.rs".to_owned()),
+        "{report:?}"
+    );
+    assert!(
+        report.files.contains(&"lib/deep/b.rs".to_owned()),
+        "{report:?}"
+    );
+    // Build output nobody names is not the turn's to restore.
+    let report = env
+        .shell("remove", "rm -rf gen && mkdir -p o && touch o/x && true")
+        .await;
+    assert!(
+        report.files.contains(&"gen/x/g.rs".to_owned()),
+        "{report:?}"
+    );
+    env.shell("build", "sh -c 'mkdir -p out && echo bin > out/app'")
+        .await;
+    assert!(env
+        .checkpoints
+        .summaries()
+        .iter()
+        .all(|s| s.files.iter().all(|f| !f.starts_with("out"))));
+
+    // The build changed nothing undo covers: no checkpoint; the last is the removal.
+    assert_eq!(env.checkpoints.summaries().len(), 3);
+    env.checkpoints.undo(1, false).await.unwrap();
+    assert_eq!(env.read("gen/x/g.rs").unwrap(), "g\n");
+    assert!(!env.path("o").exists());
+    env.checkpoints.undo(1, false).await.unwrap();
+    assert_eq!(env.read("lib/deep/b.rs").unwrap(), "b\n");
+    assert!(
+        !env.path("src").exists(),
+        "the moved directory is gone again"
+    );
+    env.checkpoints.undo(1, false).await.unwrap();
+    assert!(!env.path("gen").exists());
+    assert_eq!(
+        env.read("out/app").unwrap(),
+        "bin\n",
+        "ignored output untouched"
+    );
+}

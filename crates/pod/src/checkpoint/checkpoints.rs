@@ -99,6 +99,13 @@ impl Checkpoints {
         }
     }
 
+    /// Walks the workspace after every batch instead of trusting inotify (for file
+    /// systems whose changes inotify does not see, such as network mounts, and to
+    /// measure the walk).
+    pub fn walk_always(&self) {
+        self.lock().walk_always();
+    }
+
     pub fn set_limits(&self, limits: Option<UndoLimits>) {
         self.lock().set_limits(limits);
     }

@@ -19,6 +19,7 @@ pub mod restore;
 pub mod scan;
 pub mod state;
 mod tracker;
+pub mod watch;
 
 pub use checkpoints::{Checkpoints, TurnReport};
 pub use journal::{journal_path, Journal};

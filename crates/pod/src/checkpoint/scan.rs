@@ -24,6 +24,27 @@ pub struct Walked {
 /// also outside a repository, hidden files included, symlinks not followed, `.git` and
 /// `skip` (the undo store, when it lies inside) never entered.
 pub fn walk(root: &Path, skip: Option<&Path>, threads: usize) -> Walked {
+    walk_within(root, skip, threads, None)
+}
+
+/// [`walk`] restricted to `targets` (absolute paths inside `root`) and what lies under
+/// them: the directories leading to them are read, with the same ignore rules, so a
+/// target the full walk would not list is not listed here either.
+pub fn walk_under(root: &Path, skip: Option<&Path>, targets: Vec<PathBuf>) -> Walked {
+    let mut walked = walk_within(root, skip, 1, Some(targets.clone()));
+    walked.entries.retain(|(rel, _)| {
+        let abs = root.join(rel);
+        targets.iter().any(|t| abs.starts_with(t))
+    });
+    walked
+}
+
+fn walk_within(
+    root: &Path,
+    skip: Option<&Path>,
+    threads: usize,
+    targets: Option<Vec<PathBuf>>,
+) -> Walked {
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .hidden(false)
@@ -37,7 +58,13 @@ pub fn walk(root: &Path, skip: Option<&Path>, threads: usize) -> Walked {
         .threads(threads);
     let skip = skip.map(Path::to_path_buf);
     builder.filter_entry(move |e| {
-        e.file_name() != ".git" && skip.as_deref().is_none_or(|s| e.path() != s)
+        let on_the_way = || {
+            targets.as_ref().is_none_or(|targets| {
+                let p = e.path();
+                targets.iter().any(|t| t.starts_with(p) || p.starts_with(t))
+            })
+        };
+        e.file_name() != ".git" && skip.as_deref().is_none_or(|s| e.path() != s) && on_the_way()
     });
     let out = Mutex::new(Walked::default());
     let visit = |entry: Result<ignore::DirEntry, ignore::Error>, local: &mut Walked| {
@@ -222,9 +249,12 @@ impl Shadow {
             unrecordable: walked.unrecordable,
             ..Refresh::default()
         };
+        // Shadow entries the walk met again: when all were, none can have left it.
+        let (mut met, mut new) = (0, 0);
         for (path, key) in walked.entries {
             if let Some(entry) = self.entries.get_mut(&path) {
                 entry.seen = generation;
+                met += 1;
                 if entry.key == key && !entry.racy {
                     continue;
                 }
@@ -234,6 +264,7 @@ impl Shadow {
                 continue;
             };
             let changed = before.as_ref() != Some(&after);
+            new += usize::from(before.is_none());
             self.insert(path.clone(), key, after.clone(), started_ns);
             if changed {
                 refresh.ignore_rules_changed |= path.ends_with(".gitignore");
@@ -245,12 +276,15 @@ impl Shadow {
                 });
             }
         }
-        let left: Vec<String> = self
-            .entries
-            .iter()
-            .filter(|(_, e)| e.seen != generation)
-            .map(|(p, _)| p.clone())
-            .collect();
+        let left: Vec<String> = if met + new == self.entries.len() {
+            Vec::new()
+        } else {
+            self.entries
+                .iter()
+                .filter(|(_, e)| e.seen != generation)
+                .map(|(p, _)| p.clone())
+                .collect()
+        };
         for path in left {
             let Some(old) = self.entries.remove(&path) else {
                 continue;
@@ -273,6 +307,100 @@ impl Shadow {
             }
         }
         refresh
+    }
+
+    /// [`Shadow::refresh`] for the paths a watcher reported (nothing else changed), with
+    /// the directories that must be watched now. A reported directory stands for what
+    /// the shadow knew under it (moved or deleted with it); a path the shadow does not
+    /// know is looked up with the walk's own ignore rules (with what lies under it).
+    /// `None`: too many new paths, walk instead.
+    pub fn refresh_paths(
+        &mut self,
+        root: &Path,
+        skip: Option<&Path>,
+        reported: &std::collections::BTreeSet<String>,
+        budget: &Budget<'_>,
+        started_ns: i64,
+    ) -> Option<(Refresh, Vec<String>)> {
+        const MOST_NEW: usize = 64;
+        let mut paths = reported.clone();
+        // Only a directory the shadow knew stands for entries under it.
+        let dirs = reported.iter().filter(
+            |p| matches!(self.entries.get(*p), Some(e) if matches!(e.state, FileState::Dir { .. })),
+        );
+        for dir in dirs {
+            let prefix = format!("{dir}/");
+            paths.extend(
+                self.entries
+                    .keys()
+                    .filter(|k| k.starts_with(&prefix))
+                    .cloned(),
+            );
+        }
+        let unknown: Vec<PathBuf> = paths
+            .iter()
+            .filter(|p| !self.entries.contains_key(*p))
+            .map(|p| root.join(p))
+            .filter(|abs| std::fs::symlink_metadata(abs).is_ok())
+            .collect();
+        if unknown.len() > MOST_NEW {
+            return None;
+        }
+        let mut new_dirs = Vec::new();
+        let mut found: HashMap<String, StatKey> = HashMap::new();
+        if !unknown.is_empty() {
+            for (rel, key) in walk_under(root, skip, unknown).entries {
+                if key.kind == super::state::KIND_DIR {
+                    new_dirs.push(rel.clone());
+                }
+                paths.insert(rel.clone());
+                found.insert(rel, key);
+            }
+        }
+        let mut refresh = Refresh::default();
+        for path in &paths {
+            let known = self
+                .entries
+                .get(path)
+                .map(|e| (e.state.clone(), e.key, e.racy));
+            if known.is_none() && !found.contains_key(path) {
+                // Unknown and not walked: gone again, or ignored.
+                continue;
+            }
+            let abs = root.join(path);
+            let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+                if let Some((before, _, _)) = known {
+                    self.set(path, None, FileState::Absent, started_ns);
+                    refresh.changes.push(Change {
+                        path: path.clone(),
+                        before: Some(before),
+                        after: FileState::Absent,
+                        key: None,
+                    });
+                }
+                continue;
+            };
+            let key = StatKey::of(&meta);
+            if known
+                .as_ref()
+                .is_some_and(|(_, k, racy)| *k == key && !racy)
+            {
+                continue;
+            }
+            let room = self.bytes + meta.len() <= budget.max_bytes;
+            let after = capture_with(&abs, &meta, budget.objects, budget.max_file, room);
+            let before = known.map(|(state, _, _)| state);
+            self.insert(path.clone(), key, after.clone(), started_ns);
+            if before.as_ref() != Some(&after) {
+                refresh.changes.push(Change {
+                    path: path.clone(),
+                    before,
+                    after,
+                    key: Some(key),
+                });
+            }
+        }
+        Some((refresh, new_dirs))
     }
 
     /// What `path` holds now, with its stat (none when it is gone); `None` when it

@@ -6,6 +6,7 @@ use super::journal::{now_secs, FileRecord, Journal, Record};
 use super::objects::Objects;
 use super::scan::{shadow_path, walk, Budget, Shadow};
 use super::state::{capture_with, now_ns, rel_of, FileState, StatKey};
+use super::watch::{Drained, Watcher};
 use super::{gc, UndoLimits};
 use saki_tools::Workspace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -71,6 +72,11 @@ pub(crate) struct Tracker {
     turn: Option<Turn>,
     store_size: Option<u64>,
     warned_unrecordable: bool,
+    /// Reports the changes in the walked directories (`watch.rs`); `watching` once its
+    /// watches match the last walk.
+    watcher: Option<Watcher>,
+    watching: bool,
+    no_watcher: bool,
 }
 
 impl Tracker {
@@ -90,6 +96,9 @@ impl Tracker {
             turn: None,
             store_size: None,
             warned_unrecordable: false,
+            watcher: None,
+            watching: false,
+            no_watcher: false,
         }
     }
 
@@ -148,13 +157,43 @@ impl Tracker {
             .take()
             .unwrap_or_else(|| Shadow::load(&self.shadow_path));
         let started = now_ns();
-        let walked = walk(&self.root, Some(&self.dir), WALK_THREADS);
         let budget = Budget {
             objects: &self.objects,
             max_file: limits.max_file_bytes,
             max_bytes: limits.max_bytes / 2,
         };
-        let refresh = shadow.refresh(&self.root, walked, &budget, started);
+        // The kernel's report when it says everything; else the walk.
+        let reported = match self.watcher.as_mut().filter(|_| self.watching) {
+            Some(watcher) => match watcher.drain() {
+                Drained::Paths(paths) => {
+                    let skip = Some(self.dir.as_path());
+                    match shadow.refresh_paths(&self.root, skip, &paths, &budget, started) {
+                        Some((refresh, new_dirs)) if watcher.add(&self.root, &new_dirs) => {
+                            Some(refresh)
+                        }
+                        _ => None,
+                    }
+                }
+                Drained::Walk => None,
+            },
+            None => None,
+        };
+        let refresh = match reported {
+            Some(refresh) => refresh,
+            None => {
+                let walked = walk(&self.root, Some(&self.dir), WALK_THREADS);
+                let mut dirs: Vec<String> = walked
+                    .entries
+                    .iter()
+                    .filter(|(_, key)| key.kind == super::state::KIND_DIR)
+                    .map(|(path, _)| path.clone())
+                    .collect();
+                dirs.push(String::new());
+                let refresh = shadow.refresh(&self.root, walked, &budget, started);
+                self.watch(&dirs);
+                refresh
+            }
+        };
         self.shadow = Some(shadow);
         if refresh.unrecordable > 0 && !self.warned_unrecordable {
             self.warned_unrecordable = true;
@@ -167,8 +206,11 @@ impl Tracker {
             return;
         };
         for change in refresh.changes {
-            let by_batch =
-                change.after.is_absent() || change.key.is_some_and(|k| k.ctime_ns >= since);
+            // A path a moved directory carried keeps its own ctime: the directory's tells.
+            let by_batch = change.after.is_absent()
+                || change.key.is_some_and(|k| k.ctime_ns >= since)
+                || (change.before.is_none()
+                    && parent_changed_since(&self.root, &change.path, since));
             if !by_batch {
                 continue;
             }
@@ -189,6 +231,31 @@ impl Tracker {
             };
             self.record(&change.path, Some(before), Some(change.after));
         }
+    }
+
+    /// Lays the watches for the directories a walk covered (the first time, the watcher
+    /// is made); without them every refresh walks.
+    fn watch(&mut self, dirs: &[String]) {
+        if self.watcher.is_none() && !self.no_watcher {
+            self.watcher = Watcher::new();
+            self.no_watcher = self.watcher.is_none();
+        }
+        let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+        self.watching = match self.watcher.as_mut() {
+            Some(watcher) => watcher.watch(&self.root, &dirs),
+            None => false,
+        };
+        if !self.watching {
+            // Out of watches: walking every time is slower, never wrong.
+            self.watcher = None;
+            self.no_watcher = true;
+        }
+    }
+
+    pub fn walk_always(&mut self) {
+        self.watcher = None;
+        self.watching = false;
+        self.no_watcher = true;
     }
 
     fn note(&mut self, note: String) {
@@ -507,6 +574,21 @@ impl Tracker {
             let _ = self.current(rel);
         }
     }
+}
+
+/// Whether a directory above `rel` changed (entries added, removed, renamed) since
+/// `since`.
+fn parent_changed_since(root: &Path, rel: &str, since: i64) -> bool {
+    let mut parent = Path::new(rel).parent();
+    while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
+        let changed = std::fs::symlink_metadata(root.join(dir))
+            .is_ok_and(|m| StatKey::of(&m).ctime_ns >= since);
+        if changed {
+            return true;
+        }
+        parent = dir.parent();
+    }
+    false
 }
 
 /// Whether `abs` was created at or after `since` (birth time, where the file system
