@@ -213,3 +213,23 @@ async fn directories_made_moved_and_removed_come_back_and_ignored_output_is_left
         "ignored output untouched"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_background_read_and_a_first_call_that_does_not_wait_for_it_agree() {
+    for wait in [false, true] {
+        let mut env = Env::new();
+        for i in 0..300 {
+            env.write(&format!("d{}/f{i}.txt", i % 7), &format!("{i}\n"));
+        }
+        env.checkpoints.warm();
+        if wait {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        env.shell("edit", "echo x > d3/f3.txt && rm d4/f4.txt")
+            .await;
+        env.shell("again", "echo y > d3/f3.txt").await;
+        env.checkpoints.undo(2, false).await.unwrap();
+        assert_eq!(env.read("d3/f3.txt").unwrap(), "3\n", "wait: {wait}");
+        assert_eq!(env.read("d4/f4.txt").unwrap(), "4\n", "wait: {wait}");
+    }
+}

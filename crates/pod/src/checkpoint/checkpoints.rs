@@ -137,12 +137,21 @@ impl Checkpoints {
     /// workspace this copies every file the scan covers), so the first shell call does
     /// not wait for it.
     pub fn warm(&self) {
+        let Some(inputs) = self.lock().warm_inputs() else {
+            return;
+        };
         let tracker = self.tracker.clone();
+        // Read without the lock: a turn (its prompt, its file tools, its end) does not
+        // wait for it; only a shell call that comes first reads the workspace itself.
         let spawned = std::thread::Builder::new()
             .name("saki-undo-warm".into())
-            .spawn(move || lock(&tracker).warm());
+            .spawn(move || {
+                let warmed = inputs.build();
+                lock(&tracker).install(warmed);
+            });
         if let Err(e) = spawned {
             tracing::warn!(error = %e, "cannot start reading the workspace for undo");
+            self.lock().cancel_warm();
         }
     }
 

@@ -77,6 +77,51 @@ pub(crate) struct Tracker {
     watcher: Option<Watcher>,
     watching: bool,
     no_watcher: bool,
+    /// The shadow is being read in the background (`Checkpoints::warm`).
+    warming: bool,
+}
+
+/// What [`Tracker::warm_inputs`] hands to the background read.
+pub(crate) struct Warm {
+    root: PathBuf,
+    dir: PathBuf,
+    shadow_path: PathBuf,
+    objects: Arc<Objects>,
+    limits: UndoLimits,
+}
+
+/// Its result, for [`Tracker::install`].
+pub(crate) struct Warmed {
+    shadow: Shadow,
+    dirs: Vec<String>,
+    store_size: u64,
+}
+
+impl Warm {
+    /// Loads the saved shadow and brings it up to date with a walk (the first time in a
+    /// workspace, every covered file is read and saved).
+    pub fn build(self) -> Warmed {
+        let mut shadow = Shadow::load(&self.shadow_path);
+        let walked = walk(&self.root, Some(&self.dir), WALK_THREADS);
+        let mut dirs: Vec<String> = walked
+            .entries
+            .iter()
+            .filter(|(_, key)| key.kind == super::state::KIND_DIR)
+            .map(|(path, _)| path.clone())
+            .collect();
+        dirs.push(String::new());
+        let budget = Budget {
+            objects: &self.objects,
+            max_file: self.limits.max_file_bytes,
+            max_bytes: self.limits.max_bytes / 2,
+        };
+        shadow.refresh(&self.root, walked, &budget, now_ns());
+        Warmed {
+            shadow,
+            dirs,
+            store_size: gc::total(&self.objects),
+        }
+    }
 }
 
 impl Tracker {
@@ -99,6 +144,7 @@ impl Tracker {
             watcher: None,
             watching: false,
             no_watcher: false,
+            warming: false,
         }
     }
 
@@ -137,13 +183,47 @@ impl Tracker {
 
     /// Loads the workspace's shadow and brings it up to date; the first time in a
     /// workspace this reads every file the scan covers (see the README).
-    pub fn warm(&mut self) {
-        if !self.on() {
-            return;
+    /// What reading the workspace into the shadow needs, so that it can run without the
+    /// tracker's lock (a turn must not wait for it); `None` when there is nothing to do.
+    pub fn warm_inputs(&mut self) -> Option<Warm> {
+        if !self.on() || self.shadow.is_some() || self.warming {
+            return None;
         }
-        self.refresh(None);
-        if self.store_size.is_none() {
-            self.store_size = Some(gc::total(&self.objects));
+        self.warming = true;
+        Some(Warm {
+            root: self.root.clone(),
+            dir: self.dir.clone(),
+            shadow_path: self.shadow_path.clone(),
+            objects: self.objects.clone(),
+            limits: self.limits(),
+        })
+    }
+
+    /// The background read could not start.
+    pub fn cancel_warm(&mut self) {
+        self.warming = false;
+    }
+
+    /// Takes a shadow read in the background, unless a batch could not wait for it and
+    /// read its own meanwhile.
+    pub fn install(&mut self, warmed: Warmed) {
+        self.warming = false;
+        self.store_size.get_or_insert(warmed.store_size);
+        if self.shadow.is_none() {
+            self.shadow = Some(warmed.shadow);
+            self.watch(&warmed.dirs);
+        }
+    }
+
+    /// A batch is about to run: the shadow must hold the before-images now.
+    pub fn ensure_shadow(&mut self) {
+        if self.shadow.is_none() {
+            if let Some(turn) = self.turn.as_mut() {
+                turn.refreshed = true;
+            }
+            self.refresh(None);
+        } else {
+            self.refresh_for_turn();
         }
     }
 
@@ -293,6 +373,11 @@ impl Tracker {
     /// The person's changes since the last scan, once per turn (before its first call).
     pub fn refresh_for_turn(&mut self) {
         if !self.on() || self.turn.as_ref().is_none_or(|t| t.refreshed) {
+            return;
+        }
+        // The background read covers the person's changes; a batch that comes before
+        // it is done reads the workspace itself (`ensure_shadow`).
+        if self.shadow.is_none() && self.warming {
             return;
         }
         if let Some(turn) = self.turn.as_mut() {

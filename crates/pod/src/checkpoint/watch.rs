@@ -80,9 +80,9 @@ impl Watcher {
                 let _ = self.inotify.rm_watch(*wd);
             }
         }
+        // Events that came in while the walk ran are kept: what they name is looked at
+        // again (a path the walk already read costs one stat).
         self.dirs = fresh;
-        // What happened while the watches were laid is in the walk already.
-        let _ = self.drain();
         true
     }
 

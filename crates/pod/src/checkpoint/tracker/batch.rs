@@ -17,7 +17,7 @@ impl Tracker {
             return;
         }
         self.ensure_turn();
-        self.refresh_for_turn();
+        self.ensure_shadow();
         let current = self
             .turn
             .as_ref()
