@@ -317,7 +317,9 @@ impl Tracker {
     /// is made); without them every refresh walks.
     fn watch(&mut self, dirs: &[String]) {
         if self.watcher.is_none() && !self.no_watcher {
-            self.watcher = Watcher::new();
+            self.watcher = super::watch::reliable_here(&self.root)
+                .then(Watcher::new)
+                .flatten();
             self.no_watcher = self.watcher.is_none();
         }
         let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();

@@ -38,6 +38,27 @@ fn mask() -> AddWatchFlags {
         | AddWatchFlags::IN_ONLYDIR
 }
 
+/// Whether inotify sees every change under `root`: not on network and FUSE file
+/// systems, where another machine (or a daemon) can change files without an event.
+// `fs_type_t` is an `i64` here and narrower on other targets: the conversion is kept.
+#[allow(clippy::useless_conversion)]
+pub fn reliable_here(root: &Path) -> bool {
+    use nix::sys::statfs::{statfs, FsType, FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, SMB_SUPER_MAGIC};
+    // CIFS, SMB2 and 9P have no constant in nix.
+    const OTHERS: [i64; 3] = [0xFF53_4D42, 0xFE53_4D42, 0x0102_1997];
+    match statfs(root) {
+        Ok(fs) => {
+            let kind: FsType = fs.filesystem_type();
+            let remote = [FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, SMB_SUPER_MAGIC].contains(&kind)
+                || OTHERS
+                    .iter()
+                    .any(|m| i64::try_from(kind.0).is_ok_and(|k| k == *m));
+            !remote
+        }
+        Err(_) => false,
+    }
+}
+
 impl Watcher {
     /// `None` where inotify is not available (or this user's instances are used up):
     /// every refresh then walks.
