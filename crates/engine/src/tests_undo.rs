@@ -186,3 +186,37 @@ async fn rewind_reverts_files_and_conversation_and_hands_the_prompt_back() {
         (2, "second, better")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepted_speculations_are_turns_undo_takes_back_one_by_one() {
+    use crate::harness::{two_accepts, two_step_plan};
+    let server = two_step_plan();
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    two_accepts(&mut h).await;
+    let (notes, todo) = (h.ws.path().join("notes.txt"), h.ws.path().join("todo.txt"));
+    assert!(notes.exists() && todo.exists());
+    h.send(Action::Undo {
+        turns: 1,
+        force: false,
+    });
+    let (_, message) = last_undone(&h.until(undone).await);
+    assert!(
+        message.contains("reverted turn 3 (add todo.txt): todo.txt"),
+        "{message}"
+    );
+    assert!(notes.exists() && !todo.exists());
+    h.send(Action::Undo {
+        turns: 1,
+        force: false,
+    });
+    h.until(undone).await;
+    assert!(!notes.exists());
+    h.send(Action::NewSession);
+    h.send(Action::Undo {
+        turns: 1,
+        force: false,
+    });
+    let (level, message) = last_undone(&h.until(undone).await);
+    assert_eq!(level, Level::Warn);
+    assert!(message.contains("nothing to undo"), "{message}");
+}

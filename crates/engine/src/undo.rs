@@ -83,12 +83,15 @@ impl Engine {
     }
 
     pub(crate) async fn undo(&mut self, turns: usize, force: bool) {
+        // After `/new` and before its first prompt there is no session to undo in.
+        self.undo_follow_session();
         self.discard_speculation();
         let result = self.checkpoints.undo(turns, force).await;
         self.after_undo(result);
     }
 
     pub(crate) async fn redo(&mut self, force: bool) {
+        self.undo_follow_session();
         self.discard_speculation();
         let result = self.checkpoints.redo(force).await;
         self.after_undo(result);
@@ -141,6 +144,7 @@ impl Engine {
     }
 
     pub(crate) fn list_turns(&self) {
+        self.undo_follow_session();
         let summaries = self.checkpoints.summaries();
         let entries: Vec<TurnEntry> = self
             .turn_indices()
@@ -168,6 +172,7 @@ impl Engine {
     /// Back to just before turn `turn`: files first (a conflict leaves everything as it
     /// was), then the conversation, recorded in the session log.
     pub(crate) async fn rewind(&mut self, turn: u64, force: bool) {
+        self.undo_follow_session();
         self.discard_speculation();
         let Some((index, _)) = self.turn_indices().into_iter().find(|(_, t)| *t == turn) else {
             self.send(EngineEvent::Undone {
