@@ -107,3 +107,36 @@ fn undo_without_a_session_or_with_bad_flags_fails_clearly() {
     let (code, _, _) = undo(&env, &["--list", "--redo"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn a_session_open_in_another_saki_is_not_undone_from_outside() {
+    let env = env_with(&[("a.txt", "old\n")]);
+    let server = MockServer::start().unwrap();
+    let command = r#"{"command":"echo new > a.txt"}"#;
+    server.push(Turn::new().with_tool_call("c1", "shell", command));
+    server.push(Turn::text("Done."));
+    run_exec(&env, &server, "change a");
+    let (code, _, err) = undo(&env, &["--turns", "2"]);
+    assert_eq!(code, 9);
+    assert!(err.contains("only 1 turn(s) can be undone"), "{err}");
+    // Another saki holds the session's lock while it runs.
+    let log = std::fs::File::open(&env.session_files()[0]).unwrap();
+    log.lock().unwrap();
+    let (code, _, err) = undo(&env, &[]);
+    assert_eq!(code, 9);
+    assert!(
+        err.contains("open in another saki") && err.contains("/undo"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("a.txt")).unwrap(),
+        "new\n"
+    );
+    log.unlock().unwrap();
+    let (code, _, err) = undo(&env, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("a.txt")).unwrap(),
+        "old\n"
+    );
+}

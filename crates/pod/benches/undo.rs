@@ -77,6 +77,7 @@ async fn sizes(files: usize, walk_always: bool) {
 
     let mut per_call = Vec::new();
     let mut creating = Vec::new();
+    let mut sealing = Vec::new();
     let mut turn_scan = Vec::new();
     let target = "src0/mod0/f0.rs";
     for round in 1..=15 {
@@ -124,15 +125,18 @@ async fn sizes(files: usize, walk_always: bool) {
         })
         .await;
         creating.push(started.elapsed());
+        let started = Instant::now();
         cp.end_turn().await;
+        sealing.push(started.elapsed());
     }
     let how = if walk_always { "stat walk" } else { "inotify" };
     println!(
         "{files:>6} files, {how}: per shell call {} (median; {} when it creates a file); first \
-         call of a turn {}; first scan ever in the workspace {}",
+         call of a turn {}; sealing a turn {}; first scan ever in the workspace {}",
         ms(median(per_call)),
         ms(median(creating)),
         ms(median(turn_scan)),
+        ms(median(sealing)),
         ms(baseline),
     );
 }

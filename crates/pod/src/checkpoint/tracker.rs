@@ -20,6 +20,8 @@ mod batch;
 const CLOCK_SLACK_NS: i64 = 20_000_000;
 /// Most paths under named directories (ignored ones) saved before one batch runs.
 const NAMED_ENTRIES: usize = 5_000;
+/// How often, at most, the shadow is written at a turn's end.
+const SHADOW_SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// Threads the scan walks with (the machines saki runs on have at least two cores).
 const WALK_THREADS: usize = 2;
 
@@ -79,6 +81,13 @@ pub(crate) struct Tracker {
     no_watcher: bool,
     /// The shadow is being read in the background (`Checkpoints::warm`).
     warming: bool,
+    shadow_saved: Option<std::time::Instant>,
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        self.save_shadow();
+    }
 }
 
 /// What [`Tracker::warm_inputs`] hands to the background read.
@@ -145,6 +154,7 @@ impl Tracker {
             watching: false,
             no_watcher: false,
             warming: false,
+            shadow_saved: None,
         }
     }
 
@@ -639,12 +649,21 @@ impl Tracker {
                 report.notes.extend(pass.notes);
             }
         }
-        self.save_shadow();
+        // The shadow is a cache (lost, the next session reads the files again): saved
+        // at most once a minute and when the session ends, not at every turn, since
+        // writing it costs tens of milliseconds in a large workspace.
+        if self
+            .shadow_saved
+            .is_none_or(|at| at.elapsed() > SHADOW_SAVE_EVERY)
+        {
+            self.save_shadow();
+        }
         Some(report)
     }
 
     pub fn save_shadow(&mut self) {
         if let Some(shadow) = self.shadow.as_mut().filter(|s| s.dirty) {
+            self.shadow_saved = Some(std::time::Instant::now());
             if let Err(e) = shadow.save(&self.shadow_path) {
                 tracing::warn!(error = %e, "cannot save the undo shadow");
             }
