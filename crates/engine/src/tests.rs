@@ -399,3 +399,62 @@ async fn a_prompt_a_hook_refuses_takes_its_files_with_it() {
         "the refused prompt's file leaked: {body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_command_runs_as_its_prompt_with_its_mode_for_that_turn_only() {
+    let server = MockServer::start().unwrap();
+    server.push(call(
+        "c1",
+        "write_file",
+        json!({"path": "x.txt", "content": "x"}),
+    ));
+    server.push(Turn::text("I may not write in plan mode."));
+    server.push(call(
+        "c2",
+        "write_file",
+        json!({"path": "y.txt", "content": "y"}),
+    ));
+    server.push(Turn::text("Wrote y.txt."));
+    let review = saki_pod::commands::parse(
+        "review".into(),
+        "---\ndescription: Review a file\napproval: plan\n---\nReview @$1 for bugs.",
+        std::path::PathBuf::from("review.md"),
+        false,
+    );
+    let mut h = crate::harness::start_with_commands(
+        &server,
+        ApprovalMode::AutoEdit,
+        false,
+        |_| {},
+        |_| {},
+        vec![review],
+    );
+    std::fs::write(h.ws.path().join("a.rs"), "fn main() {}").unwrap();
+    h.send(Action::Submit {
+        text: "/review a.rs".into(),
+    });
+    let turn = h.until(turn_finished).await;
+    assert!(turn.iter().any(|e| matches!(
+        e,
+        EngineEvent::Worker(WorkerEvent::Committed(Item::ToolResult {
+            status: ToolResultStatus::Denied,
+            ..
+        }))
+    )));
+    let first = server.requests()[0].body["messages"].to_string();
+    assert!(first.contains("Review @a.rs for bugs."), "{first}");
+    assert!(
+        first.contains("[File: a.rs]") && first.contains("fn main() {}"),
+        "{first}"
+    );
+    assert!(
+        !h.ws.path().join("x.txt").exists(),
+        "plan mode held for the command"
+    );
+    // The session's mode is back for the next turn.
+    h.send(Action::Submit {
+        text: "write y".into(),
+    });
+    h.until(turn_finished).await;
+    assert!(h.ws.path().join("y.txt").exists(), "auto-edit is back");
+}
