@@ -52,7 +52,8 @@ enum Command {
         json: bool,
     },
     /// Trust a directory: its own .saki/config.toml may then set providers' base_url,
-    /// env_key and headers, hooks, the sandbox and the shell environment.
+    /// env_key and headers, hooks, the sandbox, the shell environment, MCP servers,
+    /// web_fetch and undo, and its slash commands may pick their model and approval mode.
     Trust {
         /// The directory (default: the current one).
         dir: Option<std::path::PathBuf>,
