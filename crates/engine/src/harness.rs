@@ -207,8 +207,9 @@ pub fn accepted(e: &EngineEvent) -> bool {
 
 /// A first turn with a tool call, then two suggestions whose speculations each write a
 /// file, each followed by the next (pipelined) suggestion.
-pub fn two_step_plan() -> MockServer {
-    let server = MockServer::start().unwrap();
+/// A first turn (a tool call and an answer: a suggestion is allowed after it), its
+/// suggestion "add notes.txt", and the speculation that writes notes.txt.
+pub fn push_notes_plan(server: &MockServer) {
     server.push(call("c1", "ls", json!({"path": "."})));
     server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
     server.push(Turn::text("add notes.txt"));
@@ -218,6 +219,11 @@ pub fn two_step_plan() -> MockServer {
         json!({"path": "notes.txt", "content": "hi\n"}),
     ));
     server.push(Turn::text("Added notes.txt."));
+}
+
+pub fn two_step_plan() -> MockServer {
+    let server = MockServer::start().unwrap();
+    push_notes_plan(&server);
     server.push(Turn::text("add todo.txt"));
     server.push(call(
         "s2",

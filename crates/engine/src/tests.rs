@@ -2,7 +2,9 @@
 //! The engine against the mock provider: streaming, approvals with session grants and
 //! denial reasons, cancellation, sessions, prewarm, and Tab-to-accept speculation.
 
-use crate::harness::{call, hook, requests_seen, start, start_hooked, start_with, turn_finished};
+use crate::harness::{
+    call, hook, push_notes_plan, requests_seen, start, start_hooked, start_with, turn_finished,
+};
 use crate::{Action, EngineEvent, Level, SpecState};
 use saki_llm_worker::{Item, TextBlockEvent, ToolResultStatus, WorkerEvent};
 use saki_testkit::{MockServer, Turn};
@@ -14,15 +16,7 @@ use std::time::Duration;
 /// "add notes.txt", the speculation that writes notes.txt, and the pipelined suggestion.
 fn notes_plan() -> MockServer {
     let server = MockServer::start().unwrap();
-    server.push(call("c1", "ls", json!({"path": "."})));
-    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
-    server.push(Turn::text("add notes.txt"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "hi\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
+    push_notes_plan(&server);
     server.push(Turn::text("show notes.txt"));
     server
 }

@@ -3,8 +3,8 @@
 //! person sees of them, and the background work's timing and cost.
 
 use crate::harness::{
-    accepted, batch_ids, call, hook, ready, requests_seen, start, start_hooked, turn_finished,
-    two_accepts, two_step_plan,
+    accepted, batch_ids, call, hook, push_notes_plan, ready, requests_seen, start, start_hooked,
+    turn_finished, two_accepts, two_step_plan,
 };
 use crate::{Action, EngineEvent, SpecState};
 use saki_llm_worker::hook::HookEvent;
@@ -27,15 +27,7 @@ async fn two_accepts_in_a_row_carry_their_own_batch_ids() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_speculation_is_accepted_while_its_pipelined_suggestion_is_still_on_its_way() {
     let server = MockServer::start().unwrap();
-    server.push(call("c1", "ls", json!({"path": "."})));
-    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
-    server.push(Turn::text("add notes.txt"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "hi\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
+    push_notes_plan(&server);
     // The pipelined suggestion is held back until the accept is done.
     let gate = Gate::new();
     server.push(Turn::text("show notes.txt").hold(&gate));
@@ -99,15 +91,7 @@ async fn a_suggestion_the_person_never_sees_is_not_speculated() {
 /// The plan of one accepted speculation that writes notes.txt.
 fn notes_plan() -> MockServer {
     let server = MockServer::start().unwrap();
-    server.push(call("c1", "ls", json!({"path": "."})));
-    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
-    server.push(Turn::text("add notes.txt"));
-    server.push(call(
-        "s1",
-        "write_file",
-        json!({"path": "notes.txt", "content": "hi\n"}),
-    ));
-    server.push(Turn::text("Added notes.txt."));
+    push_notes_plan(&server);
     server
 }
 
