@@ -73,12 +73,8 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(grep::Grep(workspace.clone())),
         Arc::new(shell::Shell(workspace.clone())),
         Arc::new(plan::UpdatePlan),
+        Arc::new(web_fetch::WebFetch::new(workspace.web().clone())),
     ];
-    let mut tools = tools;
-    match web_fetch::WebFetch::new(workspace.web().clone()) {
-        Ok(web) => tools.push(Arc::new(web)),
-        Err(e) => tracing::warn!(error = %e, "web_fetch is not available"),
-    }
     tools
         .into_iter()
         .map(|tool| capped::wrap(tool, cap))

@@ -58,40 +58,57 @@ pub fn target_host(input: &serde_json::Value) -> Option<String> {
 
 const MAX_REDIRECTS: usize = 5;
 
+/// The tool. Its HTTP client is built at the first fetch: the tool set is built for
+/// every session and every speculation, and most never fetch anything.
 pub struct WebFetch {
-    client: reqwest::Client,
+    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
     settings: WebSettings,
 }
 
+/// The client every fetch uses: the address guard in its resolver and at redirects, no
+/// proxies.
+fn build_client(settings: &WebSettings) -> Result<reqwest::Client, String> {
+    let allow_private = settings.allow_private_addresses;
+    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        let url = attempt.url();
+        if !matches!(url.scheme(), "http" | "https") {
+            let why = format!("a redirect to {} (only http and https)", url.scheme());
+            return attempt.error(why);
+        }
+        // An IP literal skips the resolver's check.
+        match url.host().map(|h| check_host(&h, allow_private)) {
+            Some(Err(why)) => attempt.error(Refused(format!("a redirect to {why}"))),
+            _ => attempt.follow(),
+        }
+    });
+    reqwest::Client::builder()
+        .dns_resolver(Arc::new(GuardedResolver { allow_private }))
+        .redirect(redirects)
+        .timeout(settings.timeout)
+        .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("saki/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+        // Proxies from the environment would bypass the address check.
+        .no_proxy()
+        .build()
+        .map_err(|e| format!("cannot build the web client: {e}"))
+}
+
 impl WebFetch {
-    pub fn new(settings: WebSettings) -> Result<Self, String> {
-        let allow_private = settings.allow_private_addresses;
-        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
-                return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
-            }
-            let url = attempt.url();
-            if !matches!(url.scheme(), "http" | "https") {
-                let why = format!("a redirect to {} (only http and https)", url.scheme());
-                return attempt.error(why);
-            }
-            // An IP literal skips the resolver's check.
-            match url.host().map(|h| check_host(&h, allow_private)) {
-                Some(Err(why)) => attempt.error(Refused(format!("a redirect to {why}"))),
-                _ => attempt.follow(),
-            }
-        });
-        let client = reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver { allow_private }))
-            .redirect(redirects)
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("saki/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
-            // Proxies from the environment would bypass the address check.
-            .no_proxy()
-            .build()
-            .map_err(|e| format!("cannot build the web client: {e}"))?;
-        Ok(Self { client, settings })
+    pub fn new(settings: WebSettings) -> Self {
+        Self {
+            client: std::sync::OnceLock::new(),
+            settings,
+        }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, String> {
+        self.client
+            .get_or_init(|| build_client(&self.settings))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     async fn fetch(&self, raw: &str) -> Result<String, String> {
@@ -107,7 +124,7 @@ impl WebFetch {
             format!("refused: {why}; set web_fetch.allow_private_addresses = true to allow it")
         })?;
         let mut response = self
-            .client
+            .client()?
             .get(url)
             .header(
                 reqwest::header::ACCEPT,

@@ -43,7 +43,6 @@ fn local(settings: WebSettings) -> WebFetch {
         allow_private_addresses: true,
         ..settings
     })
-    .unwrap()
 }
 
 async fn run(tool: &WebFetch, url: &str) -> Result<String, String> {
@@ -85,7 +84,7 @@ async fn html_comes_back_as_markdown_and_text_as_it_is() {
 #[tokio::test]
 async fn this_machine_and_the_private_network_are_refused_by_default() {
     let base = serve().await;
-    let tool = WebFetch::new(WebSettings::default()).unwrap();
+    let tool = WebFetch::new(WebSettings::default());
     let err = run(&tool, &format!("{base}/page")).await.unwrap_err();
     assert!(err.contains("refused") && err.contains("loopback"), "{err}");
     assert!(err.contains("web_fetch.allow_private_addresses"), "{err}");
