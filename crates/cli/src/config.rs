@@ -66,6 +66,10 @@ pub struct ProviderConfig {
     /// `first_tool_call = "required" | "auto"`: must the first response of a turn be a
     /// tool call (default: auto)?
     pub first_tool_call: Option<FirstToolCall>,
+    /// Offer only the core tools, without `update_plan` and `web_fetch` (default: on for
+    /// the local servers `llamacpp` and `ollama`, whose small models pick worse from a
+    /// longer list and read every schema token slowly).
+    pub lean_tools: Option<bool>,
 }
 
 /// `first_tool_call = "required" | "auto"`.
@@ -94,6 +98,8 @@ pub struct ModelConfig {
     pub tool_call_recovery: Option<Recovery>,
     /// Wins over the provider's `first_tool_call`.
     pub first_tool_call: Option<FirstToolCall>,
+    /// Wins over the provider's `lean_tools`.
+    pub lean_tools: Option<bool>,
     /// Sampling temperature sent with every request (default: the provider's own).
     pub temperature: Option<f32>,
     /// The model reads images (default: what a local server reports, else the built-in
@@ -306,6 +312,7 @@ impl FileConfig {
             slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
             slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
             slot.first_tool_call = m.first_tool_call.or(slot.first_tool_call);
+            slot.lean_tools = m.lean_tools.or(slot.lean_tools);
             slot.temperature = m.temperature.or(slot.temperature);
             slot.vision = m.vision.or(slot.vision);
         }
@@ -321,6 +328,7 @@ fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
     slot.headers.extend(p.headers);
     slot.tool_call_recovery = p.tool_call_recovery.or(slot.tool_call_recovery);
     slot.first_tool_call = p.first_tool_call.or(slot.first_tool_call);
+    slot.lean_tools = p.lean_tools.or(slot.lean_tools);
 }
 
 pub const BUILTIN_PROVIDERS: [&str; 6] = [
@@ -402,6 +410,8 @@ pub struct Resolved {
     /// The first response of a turn must be a tool call (`first_tool_call`, model over
     /// provider; default off).
     pub first_tool_call_required: bool,
+    /// Offer only the core tools (`lean_tools`, model over provider).
+    pub lean_tools: bool,
     /// `[models.NAME] temperature`.
     pub temperature: Option<f32>,
     /// `[models.NAME] vision`, when set (see `crate::vision`).
@@ -618,6 +628,7 @@ pub fn resolve(
         })?,
         None => file.suggestions.unwrap_or(true),
     };
+    let local_kind = name.clone();
     Ok(Resolved {
         provider: name,
         wire_api,
@@ -676,6 +687,12 @@ pub fn resolve(
             Some(FirstToolCall::Auto) => false,
             None => false,
         },
+        lean_tools: file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.lean_tools)
+            .or(provider.lean_tools)
+            .unwrap_or(matches!(local_kind.as_str(), "llamacpp" | "ollama")),
     })
 }
 

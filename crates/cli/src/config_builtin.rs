@@ -16,6 +16,7 @@ pub(super) fn builtin(name: &str) -> Option<ProviderConfig> {
             model: model.map(str::to_owned),
             tool_call_recovery: None,
             first_tool_call: None,
+            lean_tools: None,
         }
     };
     Some(match name {
@@ -96,6 +97,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         max_output_tokens: Some(max_output_tokens),
         tool_call_recovery: None,
         first_tool_call: None,
+        lean_tools: None,
         temperature: None,
         vision: None,
     }

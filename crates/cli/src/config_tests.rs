@@ -405,3 +405,32 @@ fn first_tool_call_is_off_unless_asked_for_and_the_model_wins() {
     );
     assert!(toml::from_str::<FileConfig>("[models.x]\nfirst_tool_call = \"always\"\n").is_err());
 }
+
+#[test]
+fn local_servers_get_the_lean_tool_set_unless_config_says_otherwise() {
+    let env = env_of(&[("OPENAI_API_KEY", "k")]);
+    let local = Overrides {
+        provider: Some("llamacpp".into()),
+        model: Some("local".into()),
+        ..Overrides::default()
+    };
+    let cloud = Overrides {
+        provider: Some("openai".into()),
+        model: Some("gpt-5".into()),
+        ..Overrides::default()
+    };
+    assert!(
+        resolve(&FileConfig::default(), &local, &env)
+            .unwrap()
+            .lean_tools
+    );
+    assert!(
+        !resolve(&FileConfig::default(), &cloud, &env)
+            .unwrap()
+            .lean_tools
+    );
+    let file =
+        parse("[providers.llamacpp]\nlean_tools = false\n[models.gpt-5]\nlean_tools = true\n");
+    assert!(!resolve(&file, &local, &env).unwrap().lean_tools);
+    assert!(resolve(&file, &cloud, &env).unwrap().lean_tools);
+}

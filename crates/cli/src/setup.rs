@@ -296,7 +296,7 @@ pub fn engine(
     let client = client(resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
     let (workspace, sandbox) =
         shell(workspace, resolved, run.sandbox).map_err(|e| (ExitCode::Internal, e))?;
-    let tools = saki_tools::builtin_server(workspace.clone())
+    let tools = saki_tools::tool_server(workspace.clone(), resolved.lean_tools)
         .map_err(|e| (ExitCode::Internal, e.to_string()))?;
     // MCP servers start now, in the background; their tools join as each connects.
     let shared = saki_llm_worker::SharedTools::new(tools);

@@ -52,6 +52,10 @@ pub const TOOL_ORDER: &[&str] = &[
     "update_plan",
 ];
 
+/// Built-in tools a lean tool set leaves out: the small local models these sets are for
+/// pick worse from a longer list (one stopped calling `read_file` when these two joined).
+pub const EXTRA_TOOLS: &[&str] = &["update_plan", "web_fetch"];
+
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
 pub fn rank_of(name: &str) -> u32 {
     TOOL_ORDER
@@ -83,8 +87,16 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
 
 /// A tool server holding the built-in tools.
 pub fn builtin_server(workspace: Arc<Workspace>) -> Result<ToolServer, ToolServerError> {
+    tool_server(workspace, false)
+}
+
+/// A tool server holding the built-in tools; `lean`: without [`EXTRA_TOOLS`].
+pub fn tool_server(workspace: Arc<Workspace>, lean: bool) -> Result<ToolServer, ToolServerError> {
     let mut server = ToolServer::new();
     for tool in builtin_tools(workspace) {
+        if lean && EXTRA_TOOLS.contains(&tool.name()) {
+            continue;
+        }
         server.register(tool)?;
     }
     Ok(server)
