@@ -306,6 +306,14 @@ fn exec_shows_the_plan_on_stderr_and_as_plan_updated() {
         {"step": "Answer", "status": "in_progress"}]});
     let server = MockServer::start().unwrap();
     let e = env_with(&[("a.txt", "hello")]);
+    // A local server gets the lean tool set unless config offers the plan tool.
+    let config = e.home.path().join("config/saki");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[providers.llamacpp]\nlean_tools = false\n",
+    )
+    .unwrap();
     for _ in 0..2 {
         server.push(Turn::new().with_tool_call("p1", "update_plan", plan.to_string()));
         server.push(Turn::text("Done."));
