@@ -1,16 +1,71 @@
-//! An MCP `CallToolResult` as the text the model reads.
+//! An MCP `CallToolResult` as what the model reads: text, and the images it is shown.
 //!
 //! Text content stays text; structured content becomes JSON text (only when no text
 //! block carries it already: servers send both for older clients); resource links and
-//! embedded resources become their URI (an embedded text resource also its text);
-//! images and audio become a short note, since saki's tool results carry text only in
-//! every protocol it speaks. The output cap is applied by the caller.
+//! embedded resources become their URI (an embedded text resource also its text).
+//!
+//! An image (PNG, JPEG, GIF or WebP, as valid base64) goes the way of `read_file`'s
+//! images: `saki_tools::image` checks it, scales it down when it is large and hashes it,
+//! and it is named `<tool> image N` (N counts the result's image blocks from 1). The text
+//! says `[Image: <tool> image N (PNG 800×600)]` where it stood, and the Worker sends the
+//! image after the result as an image part in every protocol (or the usual note, to a
+//! model without vision). An image of another type, one that does not decode, and any
+//! image in an error result become a one-line note instead; so does audio. The output
+//! cap is applied by the caller, to the text (images have limits of their own).
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use saki_llm_worker::NamedImage;
 
-/// The result's content as one text, and whether the server said it is an error.
-pub fn result_text(result: &CallToolResult) -> (String, bool) {
-    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+/// A result as the model reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Converted {
+    /// The text of the tool result.
+    pub text: String,
+    /// The server said the call failed.
+    pub is_error: bool,
+    /// Images shown with the result, in the result's order.
+    pub images: Vec<NamedImage>,
+}
+
+/// Whether the result holds an image block: converting it then decodes images, work to
+/// do off the runtime's threads.
+pub fn has_images(result: &CallToolResult) -> bool {
+    result
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)))
+}
+
+/// The result as the model reads it; `tool` is the name the model calls the tool by.
+pub fn convert(result: &CallToolResult, tool: &str) -> Converted {
+    let failed = result.is_error.unwrap_or(false);
+    convert_with(result, tool, failed.then_some("the tool reported an error"))
+}
+
+/// As [`convert`], with every image a note saying `why` it is not shown.
+pub fn convert_without_images(result: &CallToolResult, tool: &str, why: &str) -> Converted {
+    convert_with(result, tool, Some(why))
+}
+
+fn convert_with(result: &CallToolResult, tool: &str, skip_images: Option<&str>) -> Converted {
+    let mut images = Vec::new();
+    let mut number = 0;
+    let mut parts: Vec<String> = Vec::with_capacity(result.content.len() + 1);
+    for block in &result.content {
+        parts.push(match block {
+            ContentBlock::Image(image) => {
+                number += 1;
+                let name = format!("{tool} image {number}");
+                let found = ImageBlock {
+                    name: &name,
+                    mime_type: &image.mime_type,
+                    data: &image.data,
+                };
+                found.text(skip_images, &mut images)
+            }
+            other => block_text(other),
+        });
+    }
     if let Some(structured) = &result.structured_content {
         let json = serde_json::to_string_pretty(structured).unwrap_or_default();
         let compact = structured.to_string();
@@ -41,21 +96,76 @@ pub fn result_text(result: &CallToolResult) -> (String, bool) {
     } else {
         text
     };
-    (text, is_error)
+    Converted {
+        text,
+        is_error,
+        images,
+    }
+}
+
+/// The image types every protocol saki speaks takes (`saki_tools::image` reads the
+/// type from the bytes; this is only what the server declares).
+const IMAGE_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/jpg",
+    "image/gif",
+    "image/webp",
+];
+
+struct ImageBlock<'a> {
+    name: &'a str,
+    mime_type: &'a str,
+    data: &'a str,
+}
+
+impl ImageBlock<'_> {
+    /// Its line in the text; the image joins `images` when it can be shown.
+    fn text(&self, skip: Option<&str>, images: &mut Vec<NamedImage>) -> String {
+        let name = self.name;
+        if let Some(why) = skip {
+            return format!(
+                "[Image not shown: {name} ({}, {} bytes): {why}]",
+                self.mime_type,
+                decoded_len(self.data)
+            );
+        }
+        let declared = self
+            .mime_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if !IMAGE_TYPES.contains(&declared.as_str()) {
+            return format!(
+                "[Image not shown: {name} is {}; only PNG, JPEG, GIF and WebP images are \
+                 passed to the model]",
+                self.mime_type
+            );
+        }
+        match saki_tools::image::prepare_base64(self.data, name) {
+            Ok(prepared) => {
+                let text = format!("[Image: {name} ({})]", prepared.describe());
+                images.push(NamedImage {
+                    path: name.to_owned(),
+                    image: prepared.image,
+                });
+                text
+            }
+            Err(e) => format!("[Image not shown: {e}]"),
+        }
+    }
 }
 
 fn same_json(text: &str, value: &serde_json::Value) -> bool {
     serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v == *value)
 }
 
+/// A block other than an image (`convert_with` numbers those) as text.
 fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(image) => format!(
-            "[image: {}, {} bytes; images from tools are not shown to the model]",
-            image.mime_type,
-            decoded_len(&image.data)
-        ),
         ContentBlock::Audio(audio) => format!(
             "[audio: {}, {} bytes; audio from tools is not passed to the model]",
             audio.mime_type,
@@ -95,30 +205,33 @@ fn decoded_len(base64: &str) -> usize {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use saki_testkit::TINY_PNG_BASE64;
     use serde_json::json;
 
     fn result(value: serde_json::Value) -> CallToolResult {
         serde_json::from_value(value).unwrap()
     }
 
+    fn text_of(value: serde_json::Value) -> (String, bool) {
+        let converted = convert(&result(value), "t");
+        (converted.text, converted.is_error)
+    }
+
     #[test]
     fn every_content_kind_becomes_text() {
-        let r = result(json!({
+        let (text, is_error) = text_of(json!({
             "content": [
                 {"type": "text", "text": "hello"},
-                {"type": "image", "data": "aGVsbG8h", "mimeType": "image/png"},
                 {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
                 {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
                 {"type": "resource", "resource": {"uri": "mem://n", "text": "note"}},
                 {"type": "resource", "resource": {"uri": "mem://b", "blob": "AAAA", "mimeType": "application/zip"}}
             ]
         }));
-        let (text, is_error) = result_text(&r);
         assert!(!is_error);
         assert_eq!(
             text,
             "hello\n\
-             [image: image/png, 6 bytes; images from tools are not shown to the model]\n\
              [audio: audio/wav, 3 bytes; audio from tools is not passed to the model]\n\
              file:///a.txt\n\
              [resource: mem://n]\nnote\n\
@@ -127,21 +240,111 @@ mod tests {
     }
 
     #[test]
+    fn a_valid_png_becomes_an_image_named_after_the_tool() {
+        let r = result(json!({"content": [
+            {"type": "text", "text": "the chart:"},
+            {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png"}
+        ]}));
+        assert!(has_images(&r));
+        let converted = convert(&r, "mcp__s__chart");
+        assert_eq!(
+            converted.text,
+            "the chart:\n[Image: mcp__s__chart image 1 (PNG 3×2)]"
+        );
+        let [shown] = &converted.images[..] else {
+            panic!("{:?}", converted.images);
+        };
+        assert_eq!(shown.path, "mcp__s__chart image 1");
+        assert_eq!(shown.image.media_type, "image/png");
+        assert_eq!((shown.image.width, shown.image.height), (3, 2));
+        assert_eq!(shown.image.sha256.len(), 64);
+        let sent = shown.image.data.as_ref().unwrap();
+        assert_eq!(
+            sent.as_str(),
+            TINY_PNG_BASE64,
+            "a small image is sent as it is"
+        );
+    }
+
+    #[test]
+    fn bad_base64_or_bytes_are_a_note() {
+        let converted = convert(
+            &result(json!({"content": [
+                {"type": "image", "data": "!!not base64!!", "mimeType": "image/png"},
+                {"type": "image", "data": "aGVsbG8h", "mimeType": "image/png"},
+                {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png"}
+            ]})),
+            "t",
+        );
+        assert_eq!(
+            converted.text,
+            "[Image not shown: t image 1 is not valid base64]\n\
+             [Image not shown: t image 2 is not a PNG, JPEG, GIF or WebP image (its content is \
+             something else)]\n\
+             [Image: t image 3 (PNG 3×2)]"
+        );
+        assert_eq!(converted.images.len(), 1);
+        assert_eq!(converted.images[0].path, "t image 3");
+    }
+
+    #[test]
+    fn an_unsupported_image_type_is_a_note() {
+        let converted = convert(
+            &result(json!({"content": [
+                {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/svg+xml"}
+            ]})),
+            "t",
+        );
+        assert_eq!(
+            converted.text,
+            "[Image not shown: t image 1 is image/svg+xml; only PNG, JPEG, GIF and WebP \
+             images are passed to the model]"
+        );
+        assert!(converted.images.is_empty());
+        // The declared type is read loosely; the bytes decide what is sent.
+        let loose = convert(
+            &result(json!({"content": [
+                {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "Image/JPEG; q=1"}
+            ]})),
+            "t",
+        );
+        assert_eq!(loose.images[0].image.media_type, "image/png");
+    }
+
+    #[test]
+    fn images_of_an_error_result_are_notes() {
+        let converted = convert(
+            &result(json!({"isError": true, "content": [
+                {"type": "text", "text": "no"},
+                {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png"}
+            ]})),
+            "t",
+        );
+        assert!(converted.is_error && converted.images.is_empty());
+        assert_eq!(
+            converted.text,
+            "no\n[Image not shown: t image 1 (image/png, 85 bytes): the tool reported an error]"
+        );
+    }
+
+    #[test]
     fn structured_content_is_json_unless_a_text_block_repeats_it() {
-        let alone = result(json!({"content": [], "structuredContent": {"sum": 3}}));
-        assert_eq!(result_text(&alone).0, "{\n  \"sum\": 3\n}");
-        let repeated = result(json!({
+        let alone = json!({"content": [], "structuredContent": {"sum": 3}});
+        assert_eq!(text_of(alone).0, "{\n  \"sum\": 3\n}");
+        let repeated = json!({
             "content": [{"type": "text", "text": "{\"sum\": 3}"}],
             "structuredContent": {"sum": 3}
-        }));
-        assert_eq!(result_text(&repeated).0, "{\"sum\": 3}");
+        });
+        assert_eq!(text_of(repeated).0, "{\"sum\": 3}");
     }
 
     #[test]
     fn errors_and_empty_results_say_so() {
-        let failed = result(json!({"content": [{"type": "text", "text": "no"}], "isError": true}));
-        assert_eq!(result_text(&failed), ("no".to_owned(), true));
-        let empty = result(json!({"content": []}));
-        assert_eq!(result_text(&empty).0, "(the tool returned no content)");
+        let failed = json!({"content": [{"type": "text", "text": "no"}], "isError": true});
+        assert_eq!(text_of(failed), ("no".to_owned(), true));
+        assert_eq!(
+            text_of(json!({"content": []})).0,
+            "(the tool returned no content)"
+        );
     }
 }

@@ -4,10 +4,12 @@
 //! (the person cancelled, or the timeout passed) it drops the call's future, and rmcp
 //! then sends the server `notifications/cancelled` for the request. A server that
 //! crashed, or answers with an error, gives the call an error result: the session goes on.
+//! Images in a result reach the model as `read_file`'s do ([`crate::convert`]).
 
 use crate::config::ApprovalSetting;
 use crate::connect::{with_report, Process};
-use rmcp::model::CallToolRequestParams;
+use crate::convert::{self, Converted};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, ServiceError};
 use rmcp::Peer;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
@@ -76,6 +78,23 @@ impl McpTool {
 
     pub fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    /// The result as the model reads it. Images are decoded (and maybe scaled down) on
+    /// the blocking pool; should that panic, they are notes and the call still succeeds.
+    async fn convert(&self, result: CallToolResult) -> Converted {
+        if !convert::has_images(&result) {
+            return convert::convert(&result, &self.exposed);
+        }
+        let result = Arc::new(result);
+        let (shared, name) = (Arc::clone(&result), self.exposed.clone());
+        match tokio::task::spawn_blocking(move || convert::convert(&shared, &name)).await {
+            Ok(converted) => converted,
+            Err(e) => {
+                tracing::error!(tool = %self.exposed, "reading an MCP image failed: {e}");
+                convert::convert_without_images(&result, &self.exposed, "reading it failed")
+            }
+        }
     }
 
     async fn failure(&self, e: ServiceError) -> ToolError {
@@ -151,10 +170,13 @@ impl Tool for McpTool {
                 )))
             }
         };
-        let (text, is_error) = crate::convert::result_text(&result);
-        if is_error {
-            return Err(ToolError::Failed(text));
+        let converted = self.convert(result).await;
+        if converted.is_error {
+            return Err(ToolError::Failed(converted.text));
         }
-        Ok(ToolOutput::new(text).with_summary(format!("MCP {}", self.link.name)))
+        let mut output =
+            ToolOutput::new(converted.text).with_summary(format!("MCP {}", self.link.name));
+        output.images = converted.images;
+        Ok(output)
     }
 }

@@ -14,6 +14,8 @@
 //!   itself (OpenAI and Gemini tile larger images into more tokens for little gain on
 //!   screenshots and diagrams); [`MAX_SENT_BYTES`] keeps the base64 under Anthropic's
 //!   5 MB per image, the smallest provider limit. Smaller images are sent byte for byte.
+//! - An image that comes as base64 text (an MCP tool's result, [`prepare_base64`]) is held
+//!   to the same limits, [`MAX_FILE_BYTES`] checked before it is decoded.
 
 use base64::Engine as _;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
@@ -61,6 +63,8 @@ pub enum ImageError {
     StillTooLarge { path: String },
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
+    #[error("{0} is not valid base64")]
+    NotBase64(String),
 }
 
 /// Whether the name says image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`, any case):
@@ -175,6 +179,38 @@ pub fn prepare(bytes: &[u8], shown: &str) -> Result<Prepared, ImageError> {
         scaled_from: scaled.then_some((width, height)),
     })
 }
+
+/// An image given as base64 text (an MCP tool's result): decoded, then as [`prepare`].
+/// Whitespace in the text and missing padding are forgiven.
+pub fn prepare_base64(data: &str, shown: &str) -> Result<Prepared, ImageError> {
+    // Checked before decoding: the text is in memory already, its bytes need not be.
+    let decoded = data.len() as u64 / 4 * 3;
+    if decoded > MAX_FILE_BYTES {
+        return Err(ImageError::FileTooLarge {
+            path: shown.to_owned(),
+            bytes: decoded,
+        });
+    }
+    let compact: std::borrow::Cow<'_, [u8]> = if data.bytes().any(|b| b.is_ascii_whitespace()) {
+        data.bytes()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect::<Vec<u8>>()
+            .into()
+    } else {
+        data.as_bytes().into()
+    };
+    let bytes = LENIENT_BASE64
+        .decode(compact.as_ref())
+        .map_err(|_| ImageError::NotBase64(shown.to_owned()))?;
+    prepare(&bytes, shown)
+}
+
+/// Standard base64, padded or not.
+const LENIENT_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
 
 fn reader(bytes: &[u8], format: ImageFormat) -> ImageReader<Cursor<&[u8]>> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);

@@ -181,3 +181,29 @@ fn a_huge_file_is_refused_before_it_is_read() {
     );
     assert!(e.to_string().contains("over 20 MiB"), "{e}");
 }
+
+#[test]
+fn base64_text_is_decoded_and_checked_like_a_file() {
+    let png = encoded(gradient(4, 3), ImageFormat::Png);
+    let text = base64::engine::general_purpose::STANDARD.encode(&png);
+    let prepared = prepare_base64(&text, "x").unwrap();
+    assert_eq!(prepared.image.media_type, "image/png");
+    assert_eq!((prepared.image.width, prepared.image.height), (4, 3));
+    assert_eq!(prepared.image.sha256, sha256_hex(&png));
+    // Wrapped lines and missing padding are forgiven.
+    let wrapped = format!("{}\n{}", &text[..10], text[10..].trim_end_matches('='));
+    assert_eq!(prepare_base64(&wrapped, "x").unwrap().image, prepared.image);
+    assert_eq!(
+        prepare_base64("not base64!", "shot").unwrap_err(),
+        ImageError::NotBase64("shot".into())
+    );
+    assert_eq!(
+        prepare_base64("aGVsbG8h", "shot").unwrap_err(),
+        ImageError::NotAnImage("shot".into())
+    );
+    let huge = "A".repeat(28 * 1024 * 1024);
+    assert!(matches!(
+        prepare_base64(&huge, "shot").unwrap_err(),
+        ImageError::FileTooLarge { .. }
+    ));
+}

@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! saki-mcp against a small rmcp server, over stdio (a child process) and streamable
 //! HTTP (in process): listing and calling, timeouts and cancellation, a crash mid-call,
-//! servers that never start, tool filters and name cleaning.
+//! servers that never start, tool filters and name cleaning, images in results.
 
 mod harness;
+mod images;
 mod server;
 
 use saki_llm_worker::{SharedTools, ToolError, ToolExecutionContext, ToolOutput};
@@ -53,6 +54,10 @@ fn main() -> std::process::ExitCode {
         ("names_that_clean_to_the_same_reach_their_own_tool", || {
             Box::pin(names_that_clean_to_the_same_reach_their_own_tool())
         }),
+        (
+            "an_mcp_image_is_sent_to_the_model_in_every_protocol",
+            || Box::pin(images::an_mcp_image_is_sent_to_the_model_in_every_protocol()),
+        ),
     ])
 }
 
@@ -152,12 +157,7 @@ async fn exercise(tools: &SharedTools) {
     );
     let failed = call(tools, "mcp__s__fail", json!({})).await.unwrap_err();
     assert_eq!(failed, ToolError::Failed("it broke".into()));
-    let image = call(tools, "mcp__s__image", json!({})).await.unwrap();
-    assert!(
-        image.content.starts_with("[image: image/png, 6 bytes"),
-        "{}",
-        image.content
-    );
+    images::the_image_tool_returns_its_image(tools).await;
     let schema = tools.snapshot().get("mcp__s__echo").unwrap().input_schema();
     assert_eq!(schema["required"], json!(["text"]));
     let untyped = tools

@@ -3,7 +3,8 @@
 //!
 //! Tools: `echo {text}` (read-only), `add {a, b}` (structured content), `slow {ms}`
 //! (waits; records a cancellation), `crash` (the process exits mid-call), `fail` (an
-//! error result), `image`, and `a.b` / `a_b` (names that clean to the same).
+//! error result), `image` (a valid PNG, invalid base64, an SVG and audio), and `a.b` /
+//! `a_b` (names that clean to the same).
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -119,10 +120,13 @@ impl ServerHandler for TestServer {
                 std::process::exit(3)
             }
             "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("it broke")]).into()),
-            "image" => Ok(CallToolResult::success(vec![ContentBlock::image(
-                "aGVsbG8h",
-                "image/png",
-            )])
+            "image" => Ok(CallToolResult::success(vec![
+                ContentBlock::text("the chart:"),
+                ContentBlock::image(saki_testkit::TINY_PNG_BASE64, "image/png"),
+                ContentBlock::image("!!not base64!!", "image/png"),
+                ContentBlock::image(saki_testkit::TINY_PNG_BASE64, "image/svg+xml"),
+                ContentBlock::audio("AAAA", "audio/wav"),
+            ])
             .into()),
             other => text(format!("this is {other}")),
         }
