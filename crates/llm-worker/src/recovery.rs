@@ -101,7 +101,10 @@ enum Closing {
 /// For a place that may hold a call and starts at `held`: where it ends, once it is
 /// clear that it holds none (it is complete and not a call, or not JSON). `None` while
 /// it is undecided or when it is a call.
-fn settle(text: &str, held: usize, offered: &[String]) -> Option<usize> {
+///
+/// With `hold_unknown`, a place that is the whole text so far and one call to a tool that
+/// was not offered is held too (see [`unknown_call`]); text after it releases it.
+fn settle(text: &str, held: usize, offered: &[String], hold_unknown: bool) -> Option<usize> {
     let (start, region) = next_region(text, held)?;
     if start != held {
         return None;
@@ -109,10 +112,47 @@ fn settle(text: &str, held: usize, offered: &[String]) -> Option<usize> {
     match region.closing {
         Closing::Open => None,
         Closing::Invalid => Some(region.end),
-        Closing::Closed => parse_calls(&text[region.body.0..region.body.1], offered)
-            .is_none()
-            .then_some(region.end),
+        Closing::Closed => {
+            let call = parse_calls(&text[region.body.0..region.body.1], offered).is_some()
+                || hold_unknown && unknown_call(text, offered).is_some();
+            (!call).then_some(region.end)
+        }
     }
+}
+
+/// An answer that is nothing but one call-shaped object, `{"name": T, "arguments"|
+/// "parameters": {...}}` (bare, fenced or tagged, with no other keys), naming a tool that
+/// was not offered: `(T, arguments)`.
+///
+/// Small models invent tools (`{"name": "todo_comments", "arguments": {"count": 1}}`)
+/// and such an answer tells the person nothing. The Worker answers it as a failed call
+/// to an unknown tool, which lists the real ones; it is never run. Anything more than
+/// the object (a sentence, a second object, a key a call does not have) stays text.
+pub fn unknown_call(text: &str, offered: &[String]) -> Option<(String, String)> {
+    let (start, region) = next_region(text, 0)?;
+    if region.closing != Closing::Closed
+        || !text[..start].trim().is_empty()
+        || !text[region.end..].trim().is_empty()
+    {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text[region.body.0..region.body.1].trim()).ok()?;
+    let object = value.as_object()?;
+    let call_keys = ["name", "arguments", "parameters", "id", "type"];
+    if !object.keys().all(|k| call_keys.contains(&k.as_str())) {
+        return None;
+    }
+    let name = object.get("name")?.as_str()?;
+    let identifier = name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !identifier || offered.iter().any(|o| o == name) {
+        return None;
+    }
+    let (name, arguments) = call_shape(object)?;
+    Some((name.to_owned(), arguments))
 }
 
 /// The next place at or after `from` where a call may be written, as (start, region).
@@ -238,10 +278,16 @@ fn call_of(value: &Value, offered: &[String]) -> Option<(String, String)> {
     if let Some(function) = object.get("function").filter(|f| f.is_object()) {
         return call_of(function, offered);
     }
+    let (name, arguments) = call_shape(object)?;
+    offered
+        .iter()
+        .any(|o| o == name)
+        .then(|| (name.to_owned(), arguments))
+}
+
+/// The name and the arguments (as a JSON object string) of a call-shaped object.
+fn call_shape(object: &serde_json::Map<String, Value>) -> Option<(&str, String)> {
     let name = object.get("name")?.as_str()?;
-    if !offered.iter().any(|o| o == name) {
-        return None;
-    }
     let arguments = object
         .get("arguments")
         .or_else(|| object.get("parameters"))?;
@@ -253,7 +299,7 @@ fn call_of(value: &Value, offered: &[String]) -> Option<(String, String)> {
             .filter(Value::is_object)?,
         _ => return None,
     };
-    Some((name.to_owned(), arguments.to_string()))
+    Some((name, arguments.to_string()))
 }
 
 mod filter;

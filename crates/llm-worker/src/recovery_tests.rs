@@ -358,3 +358,110 @@ fn an_answer_that_goes_on_past_a_call_ends_there() {
     assert_eq!(tool_starts(&out), ["read_file"]);
     assert!(matches!(out.last(), Some(Event::Status(s)) if s.status == ResponseStatus::Completed));
 }
+
+#[test]
+fn only_a_whole_answer_that_calls_a_tool_not_offered_is_an_unknown_call() {
+    let invented = Some(("todo_comments".to_owned(), r#"{"count":1}"#.to_owned()));
+    for text in [
+        r#"{"name": "todo_comments", "arguments": {"count": 1}}"#,
+        "\n```json\n{\"name\": \"todo_comments\", \"parameters\": {\"count\": 1}}\n```\n",
+        "<tool_call>\n{\"name\": \"todo_comments\", \"arguments\": {\"count\": 1}}\n</tool_call>",
+    ] {
+        assert_eq!(unknown_call(text, &offered()), invented, "{text}");
+    }
+    for text in [
+        // Data, not a call: a key a call does not have, or no arguments.
+        r#"{"name": "app", "port": 9090}"#,
+        r#"{"name": "my-package", "version": "1.0.0", "arguments": {}}"#,
+        r#"{"name": "web"}"#,
+        // More than the object.
+        r#"Try this: {"name": "todo_comments", "arguments": {}}"#,
+        "{\"name\": \"todo_comments\", \"arguments\": {}}\nThat would count them.",
+        r#"[{"name": "todo_comments", "arguments": {}}]"#,
+        // Not a tool name, or a tool that was offered (that one is recovered).
+        r#"{"name": "count the TODOs", "arguments": {}}"#,
+        r#"{"name": "ls", "arguments": {}}"#,
+        "```rust\n{\"name\": \"x\", \"arguments\": {}}\n```",
+    ] {
+        assert_eq!(unknown_call(text, &offered()), None, "{text}");
+    }
+}
+
+/// `steps`, with unknown calls on.
+fn steps_unknown(pieces: &[&str]) -> (Vec<String>, Vec<Event>) {
+    let mut f = CallFilter::new(offered()).with_unknown_calls(true);
+    let (mut shown, mut all) = (Vec::new(), Vec::new());
+    for (i, event) in text_events(pieces).into_iter().enumerate() {
+        f.push(event, &mut all);
+        if (2..2 + pieces.len()).contains(&i) {
+            shown.push(all_text(&all));
+        }
+    }
+    (shown, all)
+}
+
+#[test]
+fn an_answer_that_only_calls_an_invented_tool_becomes_that_call_when_asked() {
+    let pieces = [
+        "{\"name\": \"todo_",
+        "comments\", \"arguments\": {\"count\": 1}}",
+        "\n",
+    ];
+    let (shown, out) = steps_unknown(&pieces);
+    assert_eq!(shown, ["", "", ""], "held back, never shown");
+    assert_eq!(tool_starts(&out), ["todo_comments"]);
+    assert_eq!(all_text(&out), "");
+
+    // Off (the default), it is the answer it is.
+    let (_, out) = steps(&pieces);
+    assert!(tool_starts(&out).is_empty());
+    assert_eq!(all_text(&out), pieces.concat());
+
+    // Words after it make it an answer, shown once they arrive.
+    let (shown, out) = steps_unknown(&[
+        "{\"name\": \"todo_comments\", \"arguments\": {}}\n",
+        "That is how I would count them.\n",
+    ]);
+    assert_eq!(
+        shown[1],
+        "{\"name\": \"todo_comments\", \"arguments\": {}}\nThat is how I would count them.\n"
+    );
+    assert!(tool_starts(&out).is_empty());
+
+    // Text shown before it keeps it text.
+    let (_, out) = steps_unknown(&[
+        "Counting.\n",
+        "{\"name\": \"todo_comments\", \"arguments\": {}}",
+    ]);
+    assert!(tool_starts(&out).is_empty());
+}
+
+#[test]
+fn an_answer_that_writes_one_line_over_and_over_is_cut() {
+    let line = "{\"name\": \"run_calc.py\", \"arguments\": {\"python3\": \"python3\"}}\n";
+    let mut f = CallFilter::new(offered());
+    let mut out = Vec::new();
+    for (i, event) in text_events(&[line, line, "\n", line, line])
+        .into_iter()
+        .enumerate()
+    {
+        f.push(event, &mut out);
+        // Start, block start, then the pieces: the third copy is where it stops.
+        assert_eq!(f.saturated(), i >= 5, "after event {i}");
+        if f.saturated() {
+            break;
+        }
+    }
+    // Short lines (code's closing braces) and lines that differ are an answer.
+    for pieces in [
+        &["}\n", "}\n", "}\n", "}\n"][..],
+        &[
+            "Step one is done.\n",
+            "Step two is done.\n",
+            "Step one is done.\n",
+        ][..],
+    ] {
+        let (_, _, f) = filter(text_events(pieces));
+        assert!(!f.saturated(), "{pieces:?}");
+    }
+}

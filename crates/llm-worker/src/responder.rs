@@ -101,6 +101,7 @@ pub struct Responder {
     timeline: Timeline,
     /// Recover tool calls written as text (off by default).
     recovery: bool,
+    unknown_calls: bool,
     text: TextBlockCollector,
     thinking: ThinkingBlockCollector,
     tools: ToolCallCollector,
@@ -132,6 +133,7 @@ impl Responder {
         Self {
             timeline,
             recovery: false,
+            unknown_calls: false,
             text,
             thinking,
             tools,
@@ -143,6 +145,12 @@ impl Responder {
     /// Recover tool calls the model writes as text, for tools the request offers.
     pub fn set_recovery(&mut self, on: bool) {
         self.recovery = on;
+    }
+
+    /// With recovery on: an answer that is nothing but a call to a tool that was not
+    /// offered becomes that call (see [`crate::recovery::unknown_call`]).
+    pub fn set_unknown_calls(&mut self, on: bool) {
+        self.unknown_calls = on;
     }
 
     /// The Timeline, for registering more handlers (they run after the collectors).
@@ -165,7 +173,7 @@ impl Responder {
         } else {
             Vec::new()
         };
-        let mut filter = CallFilter::new(offered);
+        let mut filter = CallFilter::new(offered).with_unknown_calls(self.unknown_calls);
         let mut out = Vec::new();
         while let Some(event) = stream.next().await {
             filter.push(event, &mut out);

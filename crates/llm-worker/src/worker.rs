@@ -343,6 +343,9 @@ impl Worker {
         let mut requests = 0;
         let mut guard = LoopGuard::new();
         let mut loop_reported = false;
+        // One answer per turn that only calls a tool that does not exist is answered as
+        // that failed call; a model that invents another after it is done.
+        let mut unknown_call_answered = false;
         loop {
             if requests >= self.config.max_turns {
                 return Ok(usage.outcome(TurnStatus::MaxTurns, requests));
@@ -386,7 +389,13 @@ impl Worker {
             let sent_items = self.history.len();
             // History first, durably: what this request carries is on disk before it goes.
             self.flushed().await;
+            self.responder.set_unknown_calls(!unknown_call_answered);
             let response = self.respond(&request, &cancel).await?;
+            unknown_call_answered |= response.content.iter().any(|part| {
+                matches!(part, ContentPart::ToolUse { id, name, .. }
+                    if response.recovered.contains(id)
+                        && !request.tools.iter().any(|t| &t.name == name))
+            });
             if !response.recovered.is_empty() {
                 self.emit(WorkerEvent::CallsRecovered(response.recovered.clone()));
             }

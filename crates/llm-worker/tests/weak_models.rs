@@ -538,3 +538,51 @@ async fn a_required_first_call_is_asked_for_as_a_schema_and_only_first() {
     r.completed_turn().await;
     assert!(r.server.requests()[0].body.get("response_format").is_none());
 }
+
+#[tokio::test]
+async fn an_answer_that_only_calls_an_invented_tool_is_answered_as_that_failed_call_once() {
+    let invented = r#"{"name": "secret_word", "arguments": {"file": "NOTE.txt"}}"#;
+    let mut r = run();
+    r.server.push(Turn::text(invented));
+    r.server
+        .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
+    // A second invented tool in the same turn is the answer it is; written over and
+    // over, it is read up to its third copy.
+    r.server.push(Turn::text(
+        "{\"name\": \"word_finder\", \"arguments\": {}}\n".repeat(40),
+    ));
+    r.completed_turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "only read_file ran");
+    let results = r.results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("unknown tool `secret_word`") && results[0].contains("read_file"),
+        "the failure names the real tools: {}",
+        results[0]
+    );
+    // The model read it as a failed call of its own, in the protocol's form.
+    let second = &r.server.requests()[1].body;
+    let messages = second["messages"].as_array().unwrap();
+    let call = messages
+        .iter()
+        .find_map(|m| m["tool_calls"].as_array())
+        .expect("a native call in the next request");
+    assert_eq!(call[0]["function"]["name"], "secret_word");
+    assert!(messages
+        .iter()
+        .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("unknown tool")));
+    let history = r.worker.history();
+    assert!(matches!(
+        history.last(),
+        Some(Item::AssistantText { text }) if text.matches("word_finder").count() == 3
+    ));
+    let recovered: usize = r
+        .events()
+        .iter()
+        .map(|e| match e {
+            WorkerEvent::CallsRecovered(ids) => ids.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(recovered, 2);
+}

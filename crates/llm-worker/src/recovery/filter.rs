@@ -1,7 +1,10 @@
 //! The streaming side of recovery: text that may be a call is held back until that is
 //! decided, and recovered calls become tool-use blocks.
 
-use super::{recover, settle, starts_list_of_objects, writes_past_a_call, CALL_FENCES, OPEN_TAG};
+use super::{
+    recover, settle, starts_list_of_objects, unknown_call, writes_past_a_call, Recovered,
+    CALL_FENCES, OPEN_TAG,
+};
 use saki_llm_client::{
     generate_call_id, BlockDelta, BlockMetadata, BlockStart, BlockStop, BlockType, DeltaContent,
     Event, ResponseStatus, StopReason,
@@ -29,7 +32,7 @@ struct Scanner {
 
 impl Scanner {
     /// Bytes of `text` that can be released.
-    fn safe_len(&mut self, text: &str, offered: &[String]) -> usize {
+    fn safe_len(&mut self, text: &str, offered: &[String], hold_unknown: bool) -> usize {
         loop {
             if let Some(held) = self.held_from {
                 let fresh = &text[self.settled_upto.max(held)..];
@@ -37,7 +40,7 @@ impl Scanner {
                 if !fresh.contains(['`', '>', '}', ']', '\n']) {
                     return held;
                 }
-                match settle(text, held, offered) {
+                match settle(text, held, offered, hold_unknown) {
                     Some(end) => {
                         self.held_from = None;
                         self.line_start = end;
@@ -129,6 +132,24 @@ impl Scanner {
     }
 }
 
+/// Whether the last complete lines of `text` are one line written three times over (blank
+/// lines aside): a small model in that state goes on until its output limit, minutes
+/// on a laptop, and nothing after the first copy is worth reading.
+fn ends_in_a_loop(text: &str) -> bool {
+    const TIMES: usize = 3;
+    const SHORTEST: usize = 8;
+    let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    let mut lines = complete
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let Some(last) = lines.next() else {
+        return false;
+    };
+    last.len() >= SHORTEST && lines.take(TIMES - 1).filter(|l| *l == last).count() == TIMES - 1
+}
+
 /// Holds back text that may be a call written as text, and turns recovered calls into
 /// tool-use blocks, between the client's event stream and the Timeline.
 #[derive(Debug, Default)]
@@ -147,6 +168,9 @@ pub struct CallFilter {
     /// The held text has a complete call and goes on with another: the model writes calls
     /// about results it has not seen.
     saturated: bool,
+    /// An answer that is only a call to a tool not offered becomes that call (it fails as
+    /// unknown; see [`unknown_call`]).
+    unknown_calls: bool,
 }
 
 impl CallFilter {
@@ -158,22 +182,38 @@ impl CallFilter {
         }
     }
 
+    /// Also turn an answer that is nothing but a call to a tool that was not offered into
+    /// that call, which then fails as unknown and lists the real tools.
+    pub fn with_unknown_calls(mut self, on: bool) -> Self {
+        self.unknown_calls = on;
+        self
+    }
+
     /// Ids of the calls recovered from text in this response.
     pub fn recovered(&self) -> &[String] {
         &self.recovered
     }
 
-    /// Whether the held text has a complete call and starts another: a small model that
-    /// does that often goes on until its output limit, so the caller may stop reading and
-    /// [`finish`] (only the first call counts anyway, see [`recover`]).
+    /// Whether the held text has a complete call and starts another, or the answer writes
+    /// one line over and over: a small model that does that often goes on until its
+    /// output limit, so the caller may stop reading and [`finish`] (only the first call
+    /// counts anyway, see [`recover`]).
     ///
     /// [`finish`]: CallFilter::finish
     pub fn saturated(&self) -> bool {
         self.saturated
     }
 
-    /// Ends the response here, as if the server had finished it.
+    /// Ends the response here, as if the server had finished it: the text block closes
+    /// with what it has.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
+        if let (Some(index), None) = (self.text_index, &self.held_stop) {
+            self.held_stop = Some(BlockStop {
+                index,
+                block_type: BlockType::Text,
+                stop_reason: None,
+            });
+        }
         self.push(
             Event::Status(saki_llm_client::StatusEvent::new(ResponseStatus::Completed)),
             out,
@@ -202,10 +242,15 @@ impl CallFilter {
                 delta: DeltaContent::Text(piece),
             }) if Some(*index) == self.text_index && self.held_stop.is_none() => {
                 self.text.push_str(piece);
-                let safe = self.scanner.safe_len(&self.text, &self.offered);
+                let safe = self
+                    .scanner
+                    .safe_len(&self.text, &self.offered, self.unknown_calls);
                 self.emit_text(safe, out);
                 if piece.contains('\n') && self.released < self.text.len() && !self.native_calls {
                     self.saturated = writes_past_a_call(&self.text[self.released..], &self.offered);
+                }
+                if piece.contains('\n') && !self.saturated {
+                    self.saturated = ends_in_a_loop(&self.text);
                 }
                 return;
             }
@@ -277,8 +322,20 @@ impl CallFilter {
 
     /// At the end of a response without native calls: the held text as calls, if it is.
     fn try_recover(&mut self, out: &mut Vec<Event>) -> bool {
-        let Some(found) = recover(&self.text[self.released..], &self.offered) else {
-            return false;
+        let held = &self.text[self.released..];
+        let unknown = || {
+            let whole = self.unknown_calls && self.text[..self.released].trim().is_empty();
+            whole.then(|| unknown_call(held, &self.offered)).flatten()
+        };
+        let found = match recover(held, &self.offered) {
+            Some(found) => found,
+            None => match unknown() {
+                Some(call) => Recovered {
+                    text: String::new(),
+                    calls: vec![call],
+                },
+                None => return false,
+            },
         };
         if let Some(index) = self.text_index {
             if !found.text.is_empty() {
