@@ -138,11 +138,13 @@ impl Handler<TextBlockKind> for JsonItems {
     type Scope = ItemScope;
     fn on_event(&mut self, scope: &mut ItemScope, event: &TextBlockEvent) {
         const KIND: &str = "assistant_message";
+        // An item begins with its first text: a block that stays empty (the text around
+        // a call written as text, which recovery took out) is no message.
         match event {
-            TextBlockEvent::Start(_) => {
-                self.begin(scope, KIND, json!({}));
-            }
+            TextBlockEvent::Start(_) => {}
+            TextBlockEvent::Delta(t) if t.is_empty() => {}
             TextBlockEvent::Delta(t) => self.delta(scope, KIND, "text", t),
+            TextBlockEvent::Stop(_) if scope.id.is_none() => {}
             TextBlockEvent::Stop(_) => {
                 let text = std::mem::take(&mut scope.buffer);
                 self.complete(scope, KIND, json!({"text": text}));

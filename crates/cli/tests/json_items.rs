@@ -48,3 +48,45 @@ fn every_text_block_is_its_own_item() {
     assert_eq!(messages[0].1, "Looking.");
     assert_eq!(messages[1].1, "It says alpha.");
 }
+
+#[test]
+fn an_answer_that_was_only_a_call_written_as_text_is_no_message() {
+    let e = env_with(&[("a.txt", "alpha\n")]);
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text(
+        r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#,
+    ));
+    server.push(Turn::text("It says alpha."));
+    let out = e
+        .saki()
+        .args(["exec", "--json", "--provider", "llamacpp"])
+        .args([
+            "--base-url",
+            &server.openai_url(),
+            "--model",
+            "m",
+            "read a.txt",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = events(&out);
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed")
+        .map(|e| e["item"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tool_call", "tool_result", "assistant_message"]);
+    let started = events
+        .iter()
+        .filter(|e| e["type"] == "item.started" && e["item"]["kind"] == "assistant_message")
+        .count();
+    assert_eq!(started, 1, "no item starts for the empty block");
+    let call = events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["recovered"], true);
+}
