@@ -193,4 +193,24 @@ mod tests {
         assert!(parse("/help me").unwrap_err().contains("no arguments"));
         assert!(parse("/model --slow x").unwrap_err().contains("usage"));
     }
+
+    /// A command the app parses that a repository's `.saki/commands/NAME.md` could
+    /// replace would run the repository's text instead: both lists hold the same names.
+    #[test]
+    fn every_built_in_name_is_reserved_and_every_reserved_name_is_built_in() {
+        let known = |name: &str| !parse(&format!("/{name}")).is_err_and(|e| e.contains("unknown"));
+        for name in saki_engine::BUILT_IN_COMMANDS {
+            assert!(known(name), "/{name} is reserved but not a command");
+        }
+        let listed = HELP
+            .lines()
+            .filter_map(|l| l.strip_prefix('/')?.split_whitespace().next());
+        for name in listed.chain(["?", "compact", "exit", "clear"]) {
+            assert!(known(name), "/{name}");
+            assert!(
+                saki_engine::BUILT_IN_COMMANDS.contains(&name),
+                "/{name} is built in but a custom command may take its name"
+            );
+        }
+    }
 }
