@@ -219,8 +219,10 @@ impl Engine {
         self.send_status();
         // The turn is over, as a typed one would be: Stop sees its answer.
         self.hooks.stop(answer.as_deref()).await;
-        self.cache
-            .save(&self.worker.build_request(), self.worker.history());
+        if self.suggestions {
+            self.cache
+                .save(&self.worker.build_request(), self.worker.history());
+        }
         match (pipelined, &mut self.ahead.pipeline) {
             (Some(next), _) => self.start_background(Some(next)),
             // Still on its way: offered when it arrives.

@@ -83,7 +83,9 @@ impl Engine {
         if matches!(interrupt, Some(Interrupt::Quit)) {
             return true;
         }
-        if completed {
+        // The snapshot a suggestion forks from: a copy of the whole history, only worth
+        // taking when reading ahead is on.
+        if completed && self.suggestions {
             self.cache
                 .save(&self.worker.build_request(), self.worker.history());
             self.start_background(None);

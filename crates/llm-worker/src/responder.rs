@@ -179,7 +179,7 @@ impl Responder {
             filter.push(event, &mut out);
             if filter.saturated() {
                 // Dropping the stream closes the connection, which stops the generation.
-                tracing::debug!("the answer repeats a call written as text; stopped reading");
+                tracing::debug!("the answer goes on past a call written as text, or repeats one line; stopped reading");
                 filter.finish(&mut out);
             }
             for event in out.drain(..) {
