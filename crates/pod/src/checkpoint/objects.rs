@@ -54,18 +54,26 @@ impl Objects {
         valid_hash(hash).then(|| self.dir.join(&hash[..2]).join(&hash[2..]))
     }
 
-    pub fn has(&self, hash: &str) -> bool {
-        self.path_of(hash)
-            .is_some_and(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+    /// Whether the object `hash` of `size` bytes is there. An object is renamed into
+    /// place before it is fsync'd, so after a crash its name can hold an empty or short
+    /// file: one whose length is not `size` counts as missing.
+    pub fn has(&self, hash: &str, size: u64) -> bool {
+        self.path_of(hash).is_some_and(|p| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == size)
+        })
     }
 
-    /// Stores `data`, returning its hash; an object already there is left as it is.
+    /// Stores `data`, returning its hash; an object already there is left as it is,
+    /// unless its length is not the data's (what a crash before its fsync can leave
+    /// under its name): then it is written again.
     pub fn put(&self, data: &[u8]) -> std::io::Result<String> {
         let hash = hash_of(data);
         let Some(path) = self.path_of(&hash) else {
             return Err(std::io::Error::other("bad object name"));
         };
-        if std::fs::symlink_metadata(&path).is_ok() {
+        if std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.len() == data.len() as u64)
+        {
             return Ok(hash);
         }
         let fan = &hash[..2];
@@ -214,5 +222,30 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn an_object_cut_short_by_a_crash_is_missing_and_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::new(dir.path().join("objects"));
+        let hash = objects.put(b"hello").unwrap();
+        assert!(objects.has(&hash, 5));
+        assert!(!objects.has(&hash, 4));
+        objects.sync_fresh();
+        // What a crash between the rename and the fsync can leave: the final name, no
+        // bytes.
+        let path = objects.path_of(&hash).unwrap();
+        std::fs::File::create(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        assert!(!objects.has(&hash, 5));
+        assert_eq!(objects.put(b"hello").unwrap(), hash);
+        assert_eq!(std::fs::read(&path).unwrap(), b"hello");
+        assert!(objects.has(&hash, 5));
+        assert_eq!(objects.get(&hash).unwrap(), b"hello");
+        // Written again, it is made durable with the next batch.
+        assert_eq!(objects.sync_fresh(), 5);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }

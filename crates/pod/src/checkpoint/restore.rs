@@ -117,7 +117,7 @@ pub fn check(
 fn unrestorable_why(to: &FileState, objects: &Objects) -> Option<String> {
     match to {
         FileState::Unsaved { why, .. } => Some(format!("it was not saved ({why})")),
-        FileState::File { hash, .. } if !objects.has(hash) => {
+        FileState::File { hash, size, .. } if !objects.has(hash, *size) => {
             Some("its saved copy is gone (dropped to stay under undo.max_mb)".into())
         }
         _ => None,

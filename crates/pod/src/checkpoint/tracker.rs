@@ -265,7 +265,10 @@ impl Tracker {
         let meta = std::fs::symlink_metadata(&abs).ok();
         let key = meta.as_ref().map(StatKey::of);
         if let (Some(entry), Some(key)) = (self.shadow.as_ref().and_then(|s| s.get(rel)), key) {
-            let saved = entry.state.hash().is_none_or(|h| self.objects.has(h));
+            let saved = entry
+                .state
+                .hash()
+                .is_none_or(|h| self.objects.has(h, entry.state.size()));
             if entry.key == key && !entry.racy && saved {
                 return entry.state.clone();
             }
@@ -293,7 +296,7 @@ impl Tracker {
         let first = turn.recorded.insert(rel.to_owned());
         let before = if first {
             before.map(|b| match b {
-                FileState::File { ref hash, size, .. } if !self.objects.has(hash) => {
+                FileState::File { ref hash, size, .. } if !self.objects.has(hash, size) => {
                     FileState::Unsaved {
                         size,
                         mtime_ns: 0,
@@ -446,8 +449,15 @@ impl Tracker {
         Some(report)
     }
 
+    /// Saves the shadow when it changed. The objects it names are made durable first
+    /// (the shadow's write is fsync'd): a shadow that outlives a crash never names an
+    /// object the crash cut short.
     pub fn save_shadow(&mut self) {
         if let Some(shadow) = self.shadow.as_mut().filter(|s| s.dirty) {
+            let written = self.objects.sync_fresh();
+            if let Some(size) = self.store_size.as_mut() {
+                *size += written;
+            }
             self.shadow_saved = Some(std::time::Instant::now());
             if let Err(e) = shadow.save(&self.shadow_path) {
                 tracing::warn!(error = %e, "cannot save the undo shadow");
