@@ -128,8 +128,7 @@ impl Engine {
         }
         match resolver.resolve(chosen.0.as_deref(), chosen.1.as_deref()) {
             Ok(settings) => {
-                self.worker.set_model(settings.worker.model.clone());
-                self.worker.set_vision(settings.worker.vision);
+                self.worker.switch_model(&settings.worker);
                 self.worker.set_context_guard(Arc::new(compactor(
                     &settings,
                     &self.worker,

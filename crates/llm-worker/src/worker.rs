@@ -226,9 +226,21 @@ impl Worker {
         self.config.response_schema = schema;
     }
 
-    /// Whether the model reads images (a new model may not; see [`WorkerConfig::vision`]).
-    pub fn set_vision(&mut self, vision: bool) {
-        self.config.vision = vision;
+    /// Switches to another model (`/model`) with everything that belongs to it: its output
+    /// bound, temperature, thinking, text-call recovery, first-call rule and vision. The
+    /// session's system prompt, response schema and turn limit stay.
+    pub fn switch_model(&mut self, to: &WorkerConfig) {
+        let kept = (
+            self.config.system_prompt.take(),
+            self.config.response_schema.take(),
+            self.config.max_turns,
+        );
+        self.config = to.clone();
+        (
+            self.config.system_prompt,
+            self.config.response_schema,
+            self.config.max_turns,
+        ) = kept;
     }
 
     pub fn vision(&self) -> bool {
