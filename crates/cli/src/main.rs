@@ -123,12 +123,13 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
     let (mcp, m) = match mcp_cmd::prompt_size(&dir) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", saki_tools::sanitize::sanitize(&e));
             return ExitCode::Config;
         }
     };
+    // A line may quote a server's stderr.
     for line in mcp {
-        println!("{line}");
+        println!("{}", saki_tools::sanitize::sanitize(&line));
     }
     println!("base prompt:   {} tokens (target: under 2000)", s + t + m);
     ExitCode::Success

@@ -89,17 +89,22 @@ fn list(json: bool, cd: Option<PathBuf>) -> ExitCode {
     let (servers, ignored) = match crate::mcp_setup::configured(&dir) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("error: {e}");
+            // A TOML error quotes the file, which may be the workspace's own.
+            eprintln!("error: {}", sanitize(&e.to_string()));
             return ExitCode::Config;
         }
     };
     for key in &ignored {
-        eprintln!("warning: ignored {key}: this workspace is not trusted (`saki trust` trusts it)");
+        // The key holds a server name the (untrusted) workspace file chose.
+        eprintln!(
+            "warning: ignored {}: this workspace is not trusted (`saki trust` trusts it)",
+            sanitize(key)
+        );
     }
     let status = match probe(servers, &dir) {
         Ok(status) => status,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", sanitize(&e));
             return ExitCode::Internal;
         }
     };
@@ -241,7 +246,7 @@ fn add(args: AddArgs) -> ExitCode {
         server.env.insert(key.to_owned(), value.to_owned());
     }
     if let Err(e) = server.transport() {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", sanitize(&e.to_string()));
         return ExitCode::Usage;
     }
     let file = match global_config() {
@@ -258,11 +263,11 @@ fn add(args: AddArgs) -> ExitCode {
             ExitCode::Success
         }
         Err(e @ crate::mcp_config::EditError::Exists { .. }) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", sanitize(&e.to_string()));
             ExitCode::Usage
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", sanitize(&e.to_string()));
             ExitCode::Config
         }
     }
@@ -275,7 +280,11 @@ fn remove(name: &str) -> ExitCode {
     };
     match crate::mcp_config::remove(&file, name) {
         Ok(()) => {
-            println!("removed MCP server `{name}` from {}", file.display());
+            println!(
+                "removed MCP server `{}` from {}",
+                sanitize(name),
+                file.display()
+            );
             ExitCode::Success
         }
         Err(e @ crate::mcp_config::EditError::Missing { .. }) => {
@@ -283,7 +292,7 @@ fn remove(name: &str) -> ExitCode {
             ExitCode::Usage
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", sanitize(&e.to_string()));
             ExitCode::Config
         }
     }

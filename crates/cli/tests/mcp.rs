@@ -187,6 +187,65 @@ fn list_shows_each_server_its_state_and_its_tools() {
     );
 }
 
+/// Server names (from a possibly untrusted workspace config), TOML errors quoting a
+/// config and a server's stderr reach the terminal with their escape sequences made
+/// visible, never as escape sequences.
+#[test]
+fn escape_sequences_in_names_configs_and_stderr_never_reach_the_terminal() {
+    let esc = |bytes: &[u8]| bytes.contains(&0x1b);
+    let env = env_with(&[]);
+    std::fs::create_dir_all(env.ws.join(".saki")).unwrap();
+    // An untrusted workspace names a server with an escape sequence: the warning names it.
+    std::fs::write(
+        env.ws.join(".saki/config.toml"),
+        "[mcp_servers.\"evil\\u001b[2J\"]\ncommand = \"x\"\n",
+    )
+    .unwrap();
+    let out = env.saki().args(["mcp", "list"]).assert().success();
+    let stderr = &out.get_output().stderr;
+    assert!(!esc(stderr), "{}", String::from_utf8_lossy(stderr));
+    assert!(
+        String::from_utf8_lossy(stderr).contains("mcp_servers.evil\u{241b}[2J"),
+        "{}",
+        String::from_utf8_lossy(stderr)
+    );
+
+    // A config that does not parse is quoted in the error.
+    std::fs::write(
+        env.ws.join(".saki/config.toml"),
+        "model = \"\x1b[2J\x1b]52;c;aGk=\x07\"\n",
+    )
+    .unwrap();
+    let out = env.saki().args(["mcp", "list"]).assert().code(3);
+    let stderr = &out.get_output().stderr;
+    assert!(!esc(stderr), "{}", String::from_utf8_lossy(stderr));
+    std::fs::remove_file(env.ws.join(".saki/config.toml")).unwrap();
+
+    // A trusted server named with an escape sequence, that writes one to stderr and exits.
+    let file = config_file(&env);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "[mcp_servers.\"noisy\\u001b[2J\"]\ncommand = \"/bin/sh\"\n\
+         args = [\"-c\", \"printf 'boom \\\\033[2J\\\\n' >&2; exit 3\"]\n",
+    )
+    .unwrap();
+    let out = env.saki().args(["debug", "prompt-size"]).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!esc(&out.get_output().stdout), "{stdout}");
+    assert!(
+        stdout.contains("mcp noisy\u{241b}[2J: not counted, failed: ")
+            && stdout.contains("boom \u{241b}[2J"),
+        "{stdout}"
+    );
+    let out = env.saki().args(["mcp", "list"]).assert().success();
+    assert!(
+        !esc(&out.get_output().stdout) && !esc(&out.get_output().stderr),
+        "{}",
+        String::from_utf8_lossy(&out.get_output().stdout)
+    );
+}
+
 /// A repository's own config cannot start programs: its servers count only once the
 /// person trusts the workspace.
 #[test]
