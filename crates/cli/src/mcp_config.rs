@@ -44,15 +44,15 @@ fn read(path: &Path) -> Result<DocumentMut, EditError> {
         })
 }
 
+/// Writes the file atomically (parent directories created). `--env` may put a token in
+/// it, so a new file is 0600; an existing one keeps its mode.
 fn write(path: &Path, doc: &DocumentMut) -> Result<(), EditError> {
-    let write_err = |source| EditError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(write_err)?;
-    }
-    saki_tools::atomic::write_atomic(path, doc.to_string().as_bytes()).map_err(write_err)
+    saki_tools::atomic::write_atomic_mode(path, doc.to_string().as_bytes(), 0o600).map_err(
+        |source| EditError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
 }
 
 fn strings<'a>(items: impl IntoIterator<Item = &'a String>) -> Array {
@@ -182,5 +182,27 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "[mcp_servers.x]\ncommand = \"srv\"\n"
         );
+    }
+
+    /// `--env` may write a token: a new file is the person's alone; an existing file
+    /// keeps the mode it had.
+    #[test]
+    fn a_new_file_is_private_and_an_existing_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("a/b/config.toml");
+        let mut server = ServerConfig::stdio("srv", Vec::new());
+        server.env.insert("TOKEN".into(), "secret".into());
+        add(&new, "x", &server).unwrap();
+        assert_eq!(mode(&new), 0o600);
+        remove(&new, "x").unwrap();
+        assert_eq!(mode(&new), 0o600);
+
+        let existing = dir.path().join("config.toml");
+        std::fs::write(&existing, "model = \"m\"\n").unwrap();
+        std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o640)).unwrap();
+        add(&existing, "x", &server).unwrap();
+        assert_eq!(mode(&existing), 0o640);
     }
 }

@@ -89,6 +89,22 @@ fn add_and_remove_edit_the_global_config_and_keep_its_comments() {
     );
 }
 
+/// `--env` may hold a token: the config file `saki mcp add` creates is 0600.
+#[test]
+fn add_creates_a_private_config_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env_with(&[]);
+    env.saki()
+        .args(["mcp", "add", "gh", "--env", "TOKEN=ghp_x", "--", "gh-mcp"])
+        .assert()
+        .success();
+    let mode = std::fs::metadata(config_file(&env))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
 #[test]
 fn list_without_servers_says_how_to_add_one() {
     let env = env_with(&[]);
