@@ -137,7 +137,7 @@ fn images_go_out_in_each_protocol_and_the_session_keeps_references() {
             !text.contains(TINY_PNG_BASE64),
             "{provider}: base64 in the log"
         );
-        let digest = saki_tools::image::sha256_hex(TINY_PNG);
+        let digest = saki_tools::common::sha256_hex(TINY_PNG);
         let images: Vec<Value> = text
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())

@@ -8,21 +8,14 @@
 //! Also `@path` references to images: [`resolve_image`] turns one into an image item.
 
 use saki_llm_worker::{ImageRef, Item};
-use saki_tools::image::{decode_base64, encode_base64, sha256_hex, MAX_SENT_BYTES};
+use saki_tools::common::{is_sha256_hex, sha256_hex};
+use saki_tools::image::{decode_base64, encode_base64, MAX_SENT_BYTES};
 use std::path::{Path, PathBuf};
 
 /// Where a session directory keeps its images.
 #[derive(Debug, Clone)]
 pub struct ImageStore {
     dir: PathBuf,
-}
-
-/// A digest names a file in the store and nothing else.
-fn valid_digest(digest: &str) -> bool {
-    digest.len() == 64
-        && digest
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 impl ImageStore {
@@ -38,7 +31,8 @@ impl ImageStore {
     }
 
     fn path_of(&self, digest: &str) -> Option<PathBuf> {
-        valid_digest(digest).then(|| self.dir.join(digest))
+        // A digest names a file in the store and nothing else.
+        is_sha256_hex(digest).then(|| self.dir.join(digest))
     }
 
     /// Stores an item's image unless it is there already; durable when it returns, so a

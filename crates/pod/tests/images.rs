@@ -101,7 +101,7 @@ fn the_log_holds_a_reference_and_a_resumed_session_has_the_bytes_again() {
 
     let log = std::fs::read_to_string(sessions.join(format!("{id}.jsonl"))).unwrap();
     assert!(!log.contains(TINY_PNG_BASE64), "base64 in the log:\n{log}");
-    let digest = saki_tools::image::sha256_hex(TINY_PNG);
+    let digest = saki_tools::common::sha256_hex(TINY_PNG);
     assert!(log.contains(&digest), "{log}");
     assert_eq!(
         std::fs::read(sessions.join("images").join(&digest)).unwrap(),

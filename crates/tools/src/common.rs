@@ -96,6 +96,27 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// The SHA-256 of `bytes`, as 64 lowercase hex digits: how saki names content it
+/// keeps by content (undo's objects, sessions' images).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        hex.push(char::from(HEX_DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX_DIGITS[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
+/// Whether `s` is what [`sha256_hex`] writes: 64 lowercase hex digits and nothing else,
+/// so that, read back from a file, it can name a file in a store and never a path.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| HEX_DIGITS.contains(&b))
+}
+
 /// Creates `dir` (and missing parents) readable by this user only, and makes an existing
 /// `dir` so: for what saki writes about the person's work (sessions, logs).
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
@@ -125,4 +146,30 @@ pub fn open_private_append(path: &std::path::Path) -> std::io::Result<std::fs::F
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_hex_is_lowercase_and_is_sha256_hex_takes_only_that() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert!(is_sha256_hex(&sha256_hex(b"abc")));
+        let upper = sha256_hex(b"abc").to_ascii_uppercase();
+        assert!(!is_sha256_hex(&upper));
+        assert!(!is_sha256_hex(&sha256_hex(b"abc")[..63]));
+        assert!(!is_sha256_hex(&format!("{}0", sha256_hex(b"abc"))));
+        assert!(!is_sha256_hex(&format!("../{}", &sha256_hex(b"abc")[3..])));
+        assert!(!is_sha256_hex(&"g".repeat(64)));
+        // 64 bytes, but not 64 characters of ASCII.
+        assert!(!is_sha256_hex(&"é".repeat(32)));
+    }
 }

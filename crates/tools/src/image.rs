@@ -17,11 +17,11 @@
 //! - An image that comes as base64 text (an MCP tool's result, [`prepare_base64`]) is held
 //!   to the same limits, [`MAX_FILE_BYTES`] checked before it is decoded.
 
+use crate::common::sha256_hex;
 use base64::Engine as _;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use saki_llm_client::Base64;
 use saki_llm_worker::ImageRef;
-use sha2::{Digest, Sha256};
 use std::io::Cursor;
 use std::path::Path;
 
@@ -262,13 +262,6 @@ fn image_ref(bytes: Vec<u8>, format: ImageFormat, width: u32, height: u32) -> Im
         bytes: bytes.len() as u64,
         data: Some(encode_base64(&bytes)),
     }
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 pub fn encode_base64(bytes: &[u8]) -> Base64 {

@@ -2,7 +2,7 @@
 //! SHA-256 (`objects/ab/cdef…`, files 0600, directories 0700). A file that did not change
 //! between two checkpoints, or that several sessions saw, costs nothing more.
 
-use sha2::{Digest, Sha256};
+use saki_tools::common::{is_sha256_hex, sha256_hex};
 use std::collections::HashSet;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -19,24 +19,6 @@ pub struct Objects {
     fresh: Mutex<(Vec<String>, u64)>,
 }
 
-pub fn hash_of(data: &[u8]) -> String {
-    let digest = Sha256::digest(data);
-    let mut hex = String::with_capacity(64);
-    for byte in digest.iter() {
-        hex.push(char::from(HEX[usize::from(byte >> 4)]));
-        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
-    hex
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// An object name is 64 lowercase hex digits and nothing else: a journal entry cannot
-/// name a path with it.
-pub fn valid_hash(hash: &str) -> bool {
-    hash.len() == 64 && hash.bytes().all(|b| HEX.contains(&b))
-}
-
 impl Objects {
     pub fn new(dir: PathBuf) -> Self {
         Self {
@@ -51,7 +33,9 @@ impl Objects {
     }
 
     pub fn path_of(&self, hash: &str) -> Option<PathBuf> {
-        valid_hash(hash).then(|| self.dir.join(&hash[..2]).join(&hash[2..]))
+        // An object name is 64 lowercase hex digits and nothing else: a journal entry
+        // cannot name a path with it.
+        is_sha256_hex(hash).then(|| self.dir.join(&hash[..2]).join(&hash[2..]))
     }
 
     /// Whether the object `hash` of `size` bytes is there. An object is renamed into
@@ -67,7 +51,7 @@ impl Objects {
     /// unless its length is not the data's (what a crash before its fsync can leave
     /// under its name): then it is written again.
     pub fn put(&self, data: &[u8]) -> std::io::Result<String> {
-        let hash = hash_of(data);
+        let hash = sha256_hex(data);
         let Some(path) = self.path_of(&hash) else {
             return Err(std::io::Error::other("bad object name"));
         };
@@ -123,7 +107,7 @@ impl Objects {
             .path_of(hash)
             .ok_or_else(|| std::io::Error::other("bad object name"))?;
         let data = std::fs::read(path)?;
-        if hash_of(&data) != hash {
+        if sha256_hex(&data) != hash {
             return Err(std::io::Error::other(
                 "the saved copy is damaged (its hash does not match)",
             ));
@@ -157,7 +141,7 @@ impl Objects {
             };
             for entry in entries.flatten() {
                 let name = format!("{fan_name}{}", entry.file_name().to_string_lossy());
-                if !valid_hash(&name) {
+                if !is_sha256_hex(&name) {
                     continue;
                 }
                 if let Ok(meta) = entry.metadata() {

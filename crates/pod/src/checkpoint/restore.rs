@@ -5,8 +5,9 @@
 //! directory replaced by a symlink (to `/etc`, say) is refused, never written through.
 
 use super::journal::Checkpoint;
-use super::objects::{hash_of, Objects};
+use super::objects::Objects;
 use super::state::{valid_rel, FileState};
+use saki_tools::common::sha256_hex;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -178,7 +179,7 @@ pub fn holds(root: &Path, rel: &str, state: &FileState) -> Result<bool, String> 
             meta.is_file()
                 && meta.len() == *size
                 && mode == *m
-                && std::fs::read(&abs).is_ok_and(|data| hash_of(&data) == *hash)
+                && std::fs::read(&abs).is_ok_and(|data| sha256_hex(&data) == *hash)
         }
         FileState::Unsaved { size, mtime_ns, .. } => {
             let mtime = meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec();

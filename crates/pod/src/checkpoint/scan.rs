@@ -461,6 +461,6 @@ impl Shadow {
 /// Where a workspace's shadow is kept: named by a hash of its root, so no path from the
 /// workspace ever names a file in the store.
 pub fn shadow_path(store: &Path, root: &Path) -> PathBuf {
-    let key = super::objects::hash_of(root.as_os_str().as_encoded_bytes());
+    let key = saki_tools::common::sha256_hex(root.as_os_str().as_encoded_bytes());
     store.join("shadows").join(format!("{}.json", &key[..32]))
 }
