@@ -419,6 +419,8 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
             );
         }
     };
+    // The words are the engine's, as every front end shows them.
+    let note = || saki_engine::outcome_note(outcome).map_or_else(String::new, |(_, m)| m);
     match &outcome.status {
         TurnStatus::Completed { stop_reason } => {
             completed("completed", *stop_reason);
@@ -426,33 +428,24 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
         }
         TurnStatus::Incomplete => {
             completed("incomplete", None);
-            eprintln!("warning: the provider ended the stream without a finish reason; the answer may be incomplete");
+            eprintln!("warning: {}", note());
             ExitCode::Success
         }
         TurnStatus::MaxTurns => {
             completed("max_turns", None);
-            eprintln!("warning: stopped after {} model requests (--max-turns); the task may be unfinished", outcome.requests);
+            eprintln!("warning: {}", note());
             ExitCode::MaxTurns
         }
-        TurnStatus::PromptCancelled { reason } => {
-            failed_spent(
-                json_mode,
-                "prompt_cancelled",
-                &format!("the prompt was cancelled by a hook: {reason}"),
-                Some(background),
-            );
+        TurnStatus::PromptCancelled { .. } => {
+            failed_spent(json_mode, "prompt_cancelled", &note(), Some(background));
             ExitCode::PromptCancelled
         }
         TurnStatus::Cancelled => {
-            failed_spent(json_mode, "cancelled", "cancelled", Some(background));
+            failed_spent(json_mode, "cancelled", &note(), Some(background));
             ExitCode::Interrupted
         }
-        TurnStatus::Failed { error } => {
-            let message = match &error.code {
-                Some(code) => format!("the provider reported an error ({code}): {}", error.message),
-                None => format!("the provider reported an error: {}", error.message),
-            };
-            failed_spent(json_mode, "stream_failed", &message, Some(background));
+        TurnStatus::Failed { .. } => {
+            failed_spent(json_mode, "stream_failed", &note(), Some(background));
             ExitCode::Provider
         }
     }

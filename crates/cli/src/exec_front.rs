@@ -162,9 +162,9 @@ impl ExecFront {
                     "saki exec cannot ask for approval; pass --approval".into(),
                 ));
             }
-            EngineEvent::TurnFinished { end, .. } => {
+            EngineEvent::TurnFinished { note, end } => {
                 self.printer.finish_line();
-                return self.finished(end);
+                return self.finished(end, note.map(|(_, text)| text));
             }
             EngineEvent::Suggestion(text) => self.follow(text),
             EngineEvent::NoSuggestion(why) => {
@@ -217,7 +217,8 @@ impl ExecFront {
     }
 
     /// A turn ended: report it; then stop, or wait for the next suggestion.
-    fn finished(&mut self, end: TurnEnd) -> Next {
+    /// `note`: the engine's words for how the turn ended, when it did not simply complete.
+    fn finished(&mut self, end: TurnEnd, note: Option<String>) -> Next {
         match end {
             TurnEnd::Turn(result) => {
                 let completed = matches!(
@@ -236,11 +237,11 @@ impl ExecFront {
                 }
                 Next::Continue
             }
-            TurnEnd::AcceptRefused { reason } => {
+            TurnEnd::AcceptRefused { .. } => {
                 failed_spent(
                     self.json,
                     "prompt_cancelled",
-                    &format!("the prompt was cancelled by a hook: {reason}"),
+                    &note.unwrap_or_default(),
                     Some(&self.background),
                 );
                 Next::Done(ExitCode::PromptCancelled)

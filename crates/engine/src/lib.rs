@@ -39,7 +39,7 @@ pub use recorder::{FailureReporter, Recorder};
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
 pub use session::{continue_session, open, Opened, Resume};
 pub use sessions::ago;
-pub use turn::turn_note;
+pub use turn::{outcome_note, turn_note};
 
 use ahead::Ahead;
 use bridge::{RecorderSlot, UiSender};

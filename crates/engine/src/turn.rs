@@ -168,11 +168,15 @@ pub(crate) fn level_of(level: saki_pod::AlertLevel) -> Level {
 
 /// How a turn ended, for people, when it did not simply complete.
 pub fn turn_note(outcome: &Result<TurnOutcome, ClientError>) -> Option<(Level, String)> {
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(ClientError::Cancelled) => return Some((Level::Info, "cancelled".into())),
-        Err(e) => return Some((Level::Error, e.to_string())),
-    };
+    match outcome {
+        Ok(o) => outcome_note(o),
+        Err(ClientError::Cancelled) => Some((Level::Info, "cancelled".into())),
+        Err(e) => Some((Level::Error, e.to_string())),
+    }
+}
+
+/// How a turn that ran ended, for people, when it did not simply complete.
+pub fn outcome_note(outcome: &TurnOutcome) -> Option<(Level, String)> {
     match &outcome.status {
         TurnStatus::Completed { .. } => None,
         TurnStatus::Incomplete => Some((
