@@ -9,12 +9,16 @@
 //! and it is named `<tool> image N` (N counts the result's image blocks from 1). The text
 //! says `[Image: <tool> image N (PNG 800×600)]` where it stood, and the Worker sends the
 //! image after the result as an image part in every protocol (or the usual note, to a
-//! model without vision). An image of another type, one that does not decode, and any
-//! image in an error result become a one-line note instead; so does audio. The output
-//! cap is applied by the caller, to the text (images have limits of their own).
+//! model without vision). An image of another type, one that does not decode, any image
+//! in an error result and every image after the first [`MAX_IMAGES`] of a result become
+//! a one-line note instead (a server sending hundreds costs no decoding); so does audio.
+//! The output cap is applied by the caller, to the text (images have limits of their own).
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use saki_llm_worker::NamedImage;
+
+/// Image blocks of one result that are decoded and shown; later ones are notes.
+pub const MAX_IMAGES: usize = 4;
 
 /// A result as the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +52,7 @@ pub fn convert_without_images(result: &CallToolResult, tool: &str, why: &str) ->
 }
 
 fn convert_with(result: &CallToolResult, tool: &str, skip_images: Option<&str>) -> Converted {
+    let too_many = format!("more than {MAX_IMAGES} images in one result");
     let mut images = Vec::new();
     let mut number = 0;
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len() + 1);
@@ -61,7 +66,8 @@ fn convert_with(result: &CallToolResult, tool: &str, skip_images: Option<&str>) 
                     mime_type: &image.mime_type,
                     data: &image.data,
                 };
-                found.text(skip_images, &mut images)
+                let skip = skip_images.or((number > MAX_IMAGES).then_some(too_many.as_str()));
+                found.text(skip, &mut images)
             }
             other => block_text(other),
         });
@@ -285,6 +291,24 @@ mod tests {
         );
         assert_eq!(converted.images.len(), 1);
         assert_eq!(converted.images[0].path, "t image 3");
+    }
+
+    #[test]
+    fn images_after_the_fourth_are_notes() {
+        let image = json!({"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png"});
+        let content: Vec<_> = std::iter::repeat_n(image, 300).collect();
+        let converted = convert(&result(json!({ "content": content })), "t");
+        let names: Vec<&str> = converted.images.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(names, ["t image 1", "t image 2", "t image 3", "t image 4"]);
+        let lines: Vec<&str> = converted.text.lines().collect();
+        assert_eq!(lines.len(), 300);
+        assert_eq!(lines[3], "[Image: t image 4 (PNG 3×2)]");
+        assert_eq!(
+            lines[4],
+            "[Image not shown: t image 5 (image/png, 85 bytes): more than 4 images in one \
+             result]"
+        );
+        assert!(lines[299].starts_with("[Image not shown: t image 300 "));
     }
 
     #[test]

@@ -17,6 +17,26 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The longest tool description offered to the model, in bytes: descriptions go out
+/// with every request, and a server may write pages of one.
+pub const MAX_DESCRIPTION_BYTES: usize = 1024;
+
+/// The tool's description (or its title), cut to [`MAX_DESCRIPTION_BYTES`] on a
+/// character boundary; a cut one ends in `…`.
+fn description_of(tool: &rmcp::model::Tool) -> String {
+    let full = tool
+        .description
+        .as_deref()
+        .or(tool.title.as_deref())
+        .unwrap_or("");
+    let kept = saki_tools::common::prefix_at_boundary(full, MAX_DESCRIPTION_BYTES);
+    if kept.len() < full.len() {
+        format!("{}…", kept.trim_end())
+    } else {
+        full.to_owned()
+    }
+}
+
 /// What the approval policy needs to know about an MCP tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolInfo {
@@ -55,12 +75,7 @@ impl McpTool {
         info: ToolInfo,
         link: Arc<ServerLink>,
     ) -> Self {
-        let description = tool
-            .description
-            .as_deref()
-            .or(tool.title.as_deref())
-            .unwrap_or("")
-            .to_owned();
+        let description = description_of(tool);
         let mut schema = Value::Object(tool.input_schema.as_ref().clone());
         // Every protocol wants an object schema; some servers leave out the type.
         if let Value::Object(map) = &mut schema {
@@ -178,5 +193,48 @@ impl Tool for McpTool {
             ToolOutput::new(converted.text).with_summary(format!("MCP {}", self.link.name));
         output.images = converted.images;
         Ok(output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn tool(description: &str) -> rmcp::model::Tool {
+        serde_json::from_value(serde_json::json!({
+            "name": "t",
+            "description": description,
+            "inputSchema": {"type": "object"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn long_descriptions_are_cut_on_a_character_boundary() {
+        assert_eq!(description_of(&tool("Reads a file.")), "Reads a file.");
+        let exact = "x".repeat(MAX_DESCRIPTION_BYTES);
+        assert_eq!(description_of(&tool(&exact)), exact);
+
+        let long = description_of(&tool(&"x".repeat(100_000)));
+        assert_eq!(long, format!("{}…", "x".repeat(MAX_DESCRIPTION_BYTES)));
+
+        // Two-byte characters, with the limit falling inside one.
+        let accented = format!("a{}", "é".repeat(MAX_DESCRIPTION_BYTES));
+        let cut = description_of(&tool(&accented));
+        let body = cut.strip_suffix('…').unwrap();
+        assert!(body.len() <= MAX_DESCRIPTION_BYTES && accented.starts_with(body));
+        assert_eq!(body.len(), MAX_DESCRIPTION_BYTES - 1);
+    }
+
+    #[test]
+    fn the_title_stands_in_for_a_missing_description() {
+        let titled: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
+            "name": "t",
+            "title": "Search the docs",
+            "inputSchema": {"type": "object"}
+        }))
+        .unwrap();
+        assert_eq!(description_of(&titled), "Search the docs");
     }
 }
