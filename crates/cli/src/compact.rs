@@ -55,19 +55,23 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(json_mode, "session", &e, ExitCode::Config),
     };
-    let loaded = match (&args.session, args.last) {
-        (Some(id), _) => store.load(id),
-        (None, true) => store.latest_for(&workspace.root().display().to_string()),
+    let resume = match (&args.session, args.last) {
+        (Some(id), _) => saki_engine::Resume::Id(id.clone()),
+        (None, true) => saki_engine::Resume::Last,
         (None, false) => {
             let message = "name the session to compact (`saki compact ID`, see `saki sessions`) or pass --last";
             return fail(json_mode, "usage", message, ExitCode::Usage);
         }
     };
+    let loaded = match session::load(&store, &resume, workspace.root()) {
+        Ok(Some(loaded)) => loaded,
+        Ok(None) => return fail(json_mode, "usage", "no session to compact", ExitCode::Usage),
+        Err(e) => return fail(json_mode, "session", &e, ExitCode::Usage),
+    };
     let stderr: session::FailureReporter = std::sync::Arc::new(|message: String| {
         eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message));
     });
-    let continued =
-        loaded.and_then(|l| session::continue_session(&store, l, String::new, Some(stderr)));
+    let continued = session::continue_session(&store, loaded, String::new, Some(stderr));
     let opened = match continued {
         Ok(o) => o,
         Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),

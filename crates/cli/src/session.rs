@@ -1,5 +1,5 @@
 //! Sessions for the command line: where they are kept, and `saki sessions`. Opening and
-//! recording them is the engine's (`saki_engine::open`, `Recorder`).
+//! recording them is the engine's (`Engine::ensure_session`, `saki_engine::continue_session`, `Recorder`).
 
 use crate::exit::ExitCode;
 pub use saki_engine::{ago, continue_session, FailureReporter, Resume};

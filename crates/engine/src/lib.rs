@@ -37,7 +37,7 @@ pub use protocol::{
 pub use recorder::{FailureReporter, Recorder};
 /// Names a custom command cannot take: front ends keep their own lists in step with it.
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
-pub use session::{continue_session, open, Opened, Resume};
+pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
 pub use turn::{outcome_note, turn_note};
 

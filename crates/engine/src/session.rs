@@ -1,4 +1,4 @@
-//! Opening a session's log: a new one, or an earlier one continued with its history.
+//! Continuing an earlier session's log with its history.
 
 use crate::recorder::{FailureReporter, Recorder};
 use saki_llm_worker::Item;
@@ -21,37 +21,6 @@ pub enum Resume {
     New,
     Id(String),
     Last,
-}
-
-/// Opens the session for a run: a new one, or an earlier one with its history (dangling
-/// tool calls closed, so the next request is well-formed).
-pub fn open(
-    store: &SessionStore,
-    resume: &Resume,
-    workspace: &str,
-    provider: &str,
-    model: &str,
-    prompt: &str,
-    // Built only for a new session (it runs git): a resumed one keeps its own.
-    system_prompt: impl FnOnce() -> String,
-) -> Result<Opened, StoreError> {
-    let loaded = match resume {
-        Resume::New => {
-            let system_prompt = system_prompt();
-            let writer = store.create(workspace, provider, model, prompt, Some(&system_prompt))?;
-            let meta = writer.meta().clone();
-            return Ok(Opened {
-                meta,
-                recorder: Recorder::new(writer),
-                history: Vec::new(),
-                system_prompt,
-                warnings: Vec::new(),
-            });
-        }
-        Resume::Id(id) => store.load(id)?,
-        Resume::Last => store.latest_for(workspace)?,
-    };
-    continue_session(store, loaded, system_prompt, None)
 }
 
 /// Continues a loaded session: appends to its file, closes dangling tool calls (recorded,

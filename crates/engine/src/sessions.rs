@@ -3,8 +3,8 @@
 
 use crate::bridge;
 use crate::protocol::{EngineEvent, Level, SessionEntry};
-use crate::recorder::FailureReporter;
-use crate::session::{self, Resume};
+use crate::recorder::{FailureReporter, Recorder};
+use crate::session;
 use crate::Engine;
 use saki_followup::CacheSafeStore;
 use saki_pod::LoadedSession;
@@ -34,17 +34,16 @@ impl Engine {
             .as_ref()
             .ok_or("sessions cannot be saved: set XDG_DATA_HOME or HOME")?;
         let system = self.worker.build_request().system.unwrap_or_default();
-        let opened = session::open(
-            store,
-            &Resume::New,
-            &self.workspace.root().display().to_string(),
-            &self.settings.provider,
-            self.worker.model(),
-            prompt,
-            || system,
-        )
-        .map_err(|e| format!("this session will not be saved: {e}"))?;
-        let recorder = opened.recorder.with_reporter(self.reporter());
+        let writer = store
+            .create(
+                &self.workspace.root().display().to_string(),
+                &self.settings.provider,
+                self.worker.model(),
+                prompt,
+                Some(&system),
+            )
+            .map_err(|e| format!("this session will not be saved: {e}"))?;
+        let recorder = Recorder::new(writer).with_reporter(self.reporter());
         bridge::set_recorder(&self.slot, Some(recorder));
         self.key_cache_to_session();
         Ok(())
