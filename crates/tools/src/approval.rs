@@ -200,6 +200,9 @@ pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
                 (_, Some(why)) => Assessment::new(CallClass::Exec, Some(why), false),
             }
         }
+        // What its server said about the tool is the policy's to look up (`with_mcp`);
+        // without that, it is a tool of a server nobody vouched for.
+        name if is_mcp_tool(name) => assess_mcp(None),
         _ => Assessment::new(CallClass::Exec, None, true),
     }
 }

@@ -222,3 +222,16 @@ async fn exec_denies_web_fetch_with_the_way_forward() {
     assert!(reason.contains("web_fetch.allowed_domains"), "{reason}");
     assert!(reason.contains("example.com"), "{reason}");
 }
+
+#[test]
+fn an_mcp_call_without_the_sessions_facts_is_a_tool_of_an_unknown_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let assessment = assess(&call("mcp__evil__wipe", json!({})), &ws);
+    assert_eq!(assessment.class, CallClass::Mcp { auto: false });
+    assert!(assessment.reason.unwrap().contains("MCP server"));
+    assert!(matches!(
+        decide(ApprovalMode::Plan, assessment.class),
+        Verdict::Deny(_)
+    ));
+}
