@@ -20,7 +20,9 @@ pub struct ServerConfig {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Variables set for the program, over the few it inherits (see [`INHERITED_ENV`]).
+    /// Variables set for the program, over the few it inherits from saki's environment
+    /// (`inherit = "core"` of `[shell_environment]`, secrets removed:
+    /// [`saki_tools::shell_env::inherited_by_programs`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Where the program runs (default: the workspace root); relative to it.
@@ -64,13 +66,6 @@ pub enum ApprovalSetting {
     Ask,
     Auto,
 }
-
-/// Variables a stdio server inherits from saki's environment; everything else (API
-/// keys above all) is left out unless the table's `env` sets it.
-pub const INHERITED_ENV: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
-    "TMPDIR", "TZ",
-];
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq, Eq)]

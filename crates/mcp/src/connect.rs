@@ -2,11 +2,12 @@
 //! MCP handshake and list its tools.
 //!
 //! A stdio server runs in a process group of its own, so the terminal's Ctrl+C (meant
-//! to cancel a turn) does not kill it, with only [`INHERITED_ENV`] of saki's
-//! environment (API keys stay out) plus its `env`. Its stderr is kept (the last lines)
-//! to say why it failed; it never reaches the terminal the UI draws on.
+//! to cancel a turn) does not kill it, with only the core variables of saki's
+//! environment (`PATH`, `HOME`, the user, the locale, the temp dirs; API keys stay out:
+//! [`saki_tools::shell_env::inherited_by_programs`]) plus its `env`. Its stderr is kept
+//! (the last lines) to say why it failed; it never reaches the terminal the UI draws on.
 
-use crate::config::{ServerConfig, Transport, INHERITED_ENV};
+use crate::config::{ServerConfig, Transport};
 use crate::http::HttpClient;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
@@ -256,11 +257,10 @@ fn spawn(
     let mut cmd = Command::new(command);
     cmd.args(args)
         .env_clear()
-        .envs(
-            INHERITED_ENV
-                .iter()
-                .filter_map(|k| Some((*k, std::env::var_os(k)?))),
-        )
+        .envs(std::env::vars_os().filter(|(name, _)| {
+            name.to_str()
+                .is_some_and(saki_tools::shell_env::inherited_by_programs)
+        }))
         .envs(env)
         .current_dir(cwd.map_or_else(|| workspace.to_path_buf(), |c| workspace.join(c)))
         .stdin(std::process::Stdio::piped())

@@ -12,8 +12,9 @@
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
-/// Variables kept by `inherit = "core"`.
+/// Variables kept by `inherit = "core"`, with every `LC_*` ([`is_core`]).
 const CORE: &[&str] = &[
     "HOME",
     "LOGNAME",
@@ -43,6 +44,35 @@ const SECRET_PATTERNS: &[&str] = &[
     "*CREDENTIAL*",
     "SAKI_*",
 ];
+
+/// Whether `inherit = "core"` keeps `name` (before the secret rules): [`CORE`] and
+/// every `LC_*`.
+fn is_core(name: &str) -> bool {
+    CORE.contains(&name) || name.starts_with("LC_")
+}
+
+/// Whether `name` matches one of [`SECRET_PATTERNS`]. Should the patterns not build
+/// (they are fixed; they do), every name counts as a secret.
+fn is_secret(name: &str) -> bool {
+    static SECRETS: OnceLock<Option<GlobSet>> = OnceLock::new();
+    SECRETS
+        .get_or_init(|| {
+            let mut set = GlobSetBuilder::new();
+            for pattern in SECRET_PATTERNS {
+                set.add(glob(pattern).ok()?);
+            }
+            set.build().ok()
+        })
+        .as_ref()
+        .is_none_or(|set| set.is_match(name))
+}
+
+/// Whether a program saki starts with a clean environment (an MCP server over stdio)
+/// inherits `name` from saki's: what `inherit = "core"` keeps once secrets are removed,
+/// so `PATH`, `HOME`, the user, the locale and the temp dirs, never an API key.
+pub fn inherited_by_programs(name: &str) -> bool {
+    is_core(name) && !is_secret(name)
+}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -108,7 +138,7 @@ impl ShellEnvConfig {
             .into_iter()
             .filter(|(name, _)| match self.inherit {
                 Inherit::All => true,
-                Inherit::Core => CORE.contains(&name.as_str()) || name.starts_with("LC_"),
+                Inherit::Core => is_core(name),
                 Inherit::None => false,
             })
             .filter(|(name, _)| !removed.is_match(name) && !key_names.contains(name))
@@ -166,6 +196,28 @@ mod tests {
             .build(vars(), &["WORK_PROXY".into()])
             .unwrap();
         assert_eq!(names(&env), ["EDITOR", "HOME", "LC_TIME", "PATH"]);
+    }
+
+    #[test]
+    fn programs_inherit_the_core_variables_and_no_secret() {
+        for name in [
+            "PATH", "HOME", "USER", "LANG", "LANGUAGE", "LC_ALL", "LC_TIME", "TMPDIR", "TEMP",
+            "TMP", "TZ", "TERM",
+        ] {
+            assert!(inherited_by_programs(name), "{name}");
+        }
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "github_token",
+            "LC_API_KEY",
+            "LC_SECRET",
+            "SAKI_MODEL",
+            "EDITOR",
+            "path",
+        ] {
+            assert!(!inherited_by_programs(name), "{name}");
+        }
     }
 
     #[test]

@@ -45,6 +45,10 @@ fn main() -> std::process::ExitCode {
         ("servers_that_fail_at_start_say_why", || {
             Box::pin(servers_that_fail_at_start_say_why())
         }),
+        (
+            "a_stdio_server_inherits_the_core_variables_and_no_api_key",
+            || Box::pin(a_stdio_server_inherits_the_core_variables_and_no_api_key()),
+        ),
         ("enabled_and_disabled_tools_are_respected", || {
             Box::pin(enabled_and_disabled_tools_are_respected())
         }),
@@ -337,6 +341,46 @@ async fn a_server_that_never_starts_fails_once_after_its_startup_timeout() {
         .names()
         .iter()
         .all(|n| n.starts_with("mcp__s__")));
+    session.manager.shutdown().await;
+}
+
+/// A stdio server gets the core variables (`[shell_environment] inherit = "core"`'s, the
+/// locale and temp dirs included) and its own `env`; saki's API keys never reach it.
+async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
+    let vars = [
+        ("ANTHROPIC_API_KEY", "sk-ant-test"),
+        ("GITHUB_TOKEN", "ghp-test"),
+        ("LC_SECRET", "hidden"),
+        ("LANGUAGE", "de:en"),
+        ("TEMP", "/tmp/saki-mcp-test"),
+    ];
+    let before: Vec<_> = vars
+        .iter()
+        .map(|(name, _)| (*name, std::env::var_os(name)))
+        .collect();
+    for (name, value) in vars {
+        std::env::set_var(name, value);
+    }
+    let script = "echo \"key=${ANTHROPIC_API_KEY:-none} gh=${GITHUB_TOKEN:-none} \
+                  lc=${LC_SECRET:-none} language=${LANGUAGE:-none} temp=${TEMP:-none} \
+                  set=${MY_API_KEY:-none}\" >&2; exit 1";
+    let mut config = ServerConfig::stdio("/bin/sh", vec!["-c".into(), script.into()]);
+    config.env.insert("MY_API_KEY".into(), "explicit".into());
+    let session = start(vec![("env", config)]);
+    session.manager.ready().await;
+    let why = reason(&session, "env");
+    assert!(
+        why.contains(
+            "key=none gh=none lc=none language=de:en temp=/tmp/saki-mcp-test set=explicit"
+        ),
+        "{why}"
+    );
+    for (name, value) in before {
+        match value {
+            Some(value) => std::env::set_var(name, value),
+            None => std::env::remove_var(name),
+        }
+    }
     session.manager.shutdown().await;
 }
 
