@@ -16,5 +16,5 @@ pub use connect::ConnectError;
 pub use manager::{
     Decorate, McpEvent, McpManager, ServerState, ServerStatus, StartOptions, ToolSummary,
 };
-pub use names::{exposed_name, is_mcp_tool, sanitize, NameMap};
+pub use names::{exposed_name, sanitize, NameMap};
 pub use tool::{McpTool, ToolInfo};

@@ -5,17 +5,11 @@
 //! list is part of the cached prompt prefix, and a resumed session's history names
 //! them): shortening and disambiguation use a fixed hash, never a random one.
 
+use saki_tools::mcp_approval::MCP_PREFIX;
 use std::collections::BTreeMap;
 
-/// Every exposed name starts with this.
-pub const PREFIX: &str = "mcp__";
 /// The longest name all four wire protocols accept.
 pub const MAX_NAME_LEN: usize = 64;
-
-/// Whether `name` is a tool from an MCP server.
-pub fn is_mcp_tool(name: &str) -> bool {
-    name.starts_with(PREFIX)
-}
 
 /// `name` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
 pub fn sanitize(name: &str) -> String {
@@ -32,7 +26,8 @@ pub fn sanitize(name: &str) -> String {
 
 /// The exposed name of `tool` on `server`, before disambiguation.
 pub fn exposed_name(server: &str, tool: &str) -> String {
-    let full = format!("{PREFIX}{}__{}", sanitize(server), sanitize(tool));
+    // The approval policy knows MCP tools by this prefix (`saki_tools::mcp_approval`).
+    let full = format!("{MCP_PREFIX}{}__{}", sanitize(server), sanitize(tool));
     if full.len() <= MAX_NAME_LEN {
         full
     } else {
@@ -111,6 +106,7 @@ impl NameMap {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use saki_tools::mcp_approval::is_mcp_tool;
 
     fn valid(name: &str) -> bool {
         name.len() <= MAX_NAME_LEN
@@ -130,7 +126,7 @@ mod tests {
             "mcp__my_server__fs_read_file"
         );
         assert_eq!(exposed_name("é", "ツール"), "mcp________");
-        assert!(is_mcp_tool("mcp__a__b") && !is_mcp_tool("read_file"));
+        assert!(is_mcp_tool(&exposed_name("a", "b")) && !is_mcp_tool("read_file"));
     }
 
     #[test]
