@@ -149,6 +149,13 @@ pub async fn prepare(
         )
         .await;
     }
+    apply_server_facts(resolved);
+    Ok(server)
+}
+
+/// What the local server said about itself (`resolved.server`) applied to the settings:
+/// its context window, unless config sets one, and a bound on each answer.
+fn apply_server_facts(resolved: &mut Resolved) {
     let window = resolved.server.and_then(|s| s.context_window);
     // A small local model can repeat itself until its context is full: bound each answer.
     if resolved.server.is_some() && resolved.requested_max_output.is_none() {
@@ -166,7 +173,6 @@ pub async fn prepare(
                 .map(|m| m.min(u32::try_from(window / 4).unwrap_or(u32::MAX)));
         }
     }
-    Ok(server)
 }
 
 /// The `prompt_cache_key` for a session's requests: its id, for OpenAI (the Responses
@@ -253,6 +259,8 @@ struct ConfigResolver {
     args: ProviderArgs,
     provider: String,
     max_turns: u32,
+    /// What the session's server said about itself (asked once, at start).
+    server: Option<saki_llm_client::server_info::ServerInfo>,
 }
 
 impl ModelResolver for ConfigResolver {
@@ -265,7 +273,9 @@ impl ModelResolver for ConfigResolver {
         if let Some(fast) = fast_model {
             args.fast_model = Some(fast.to_owned());
         }
-        let (resolved, _) = resolve(&self.workspace, &args, None).map_err(|e| e.to_string())?;
+        let (mut resolved, _) = resolve(&self.workspace, &args, None).map_err(|e| e.to_string())?;
+        resolved.server = self.server;
+        apply_server_facts(&mut resolved);
         Ok(engine_settings(&resolved, &args, self.max_turns))
     }
 }
@@ -330,6 +340,7 @@ pub fn engine(
             args: provider.clone(),
             provider: resolved.provider.clone(),
             max_turns: run.max_turns,
+            server: resolved.server,
         })),
         shared_tools: Some(shared),
         mcp: Some(mcp.lookup()),
@@ -471,4 +482,41 @@ pub fn cancel_on_ctrl_c() -> CancellationToken {
     let on_term = cancel.clone();
     on_termination(move || on_term.cancel());
     cancel
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use saki_llm_client::server_info::{ServerInfo, ServerKind};
+
+    /// `/model` on a llama.cpp server keeps what the server said: its images and its window.
+    #[test]
+    fn a_model_switch_keeps_the_servers_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let resolver = ConfigResolver {
+            workspace: dir.path().to_path_buf(),
+            args: ProviderArgs {
+                provider: Some("llamacpp".into()),
+                ..ProviderArgs::default()
+            },
+            provider: "llamacpp".into(),
+            max_turns: 10,
+            server: Some(ServerInfo {
+                kind: ServerKind::LlamaCpp,
+                context_window: Some(8192),
+                vision: Some(true),
+            }),
+        };
+        let settings = resolver
+            .resolve(Some("saki-test-model-not-in-any-config"), None)
+            .unwrap();
+        assert_eq!(settings.worker.model, "saki-test-model-not-in-any-config");
+        assert!(
+            settings.worker.vision,
+            "the server's projector still reads images"
+        );
+        assert_eq!(settings.context_window, Some(8192));
+        assert_eq!(settings.worker.max_output_tokens, Some(2048), "window / 4");
+    }
 }
