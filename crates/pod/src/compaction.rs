@@ -8,7 +8,7 @@ use saki_llm_worker::{Item, ToolResultStatus};
 use saki_tools::common::prefix_at_boundary;
 use std::collections::HashSet;
 
-pub use crate::summary::{compacted_history, previous_snapshot, SUMMARY_MARKER};
+pub use crate::summary::{checked_summary, compacted_history, previous_snapshot, SUMMARY_MARKER};
 
 /// Tool output tokens kept, newest first, before older outputs may be pruned.
 pub const PRUNE_PROTECT: usize = 40_000;

@@ -6,13 +6,12 @@
 //! output as soon as that frees enough, however full the window is.
 
 use crate::compaction::{
-    compacted_history, current_tokens, find_split_point, plan_prune, prune_replacements,
-    should_compact, COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD, SUMMARY_MARKER,
+    checked_summary, current_tokens, find_split_point, plan_prune, prune_replacements,
+    should_compact, PrunePlan, COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD, SUMMARY_MARKER,
 };
 use crate::file_ref::FsView;
 use crate::instructions::estimate_tokens;
 use crate::reread;
-use crate::summary::summary_items;
 use saki_llm_client::Client;
 use saki_llm_worker::hook::{HookDecision, HookEvent, Hooks};
 use saki_llm_worker::{
@@ -20,6 +19,7 @@ use saki_llm_worker::{
     ContextGuard, ContextView, HistoryEdit, Item,
 };
 use serde_json::json;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
@@ -80,6 +80,53 @@ pub struct Compactor {
 /// Estimated tokens of `items`, with no provider report to calibrate by.
 fn estimate(items: &[Item]) -> u64 {
     current_tokens(items, None)
+}
+
+/// What a prune does to the estimate of the history it was planned on, without applying
+/// it: an item's estimate is its name's, its content's and a fixed framing, so only the
+/// cleared contents (`plan.tokens_freed`) and their replacements count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct PruneTokens {
+    /// Estimated tokens of the cleared outputs.
+    cleared: u64,
+    /// Estimated tokens of what replaces them.
+    replaced: u64,
+}
+
+impl PruneTokens {
+    fn of(plan: &PrunePlan, replacements: &[(usize, String)]) -> Self {
+        Self {
+            cleared: plan.tokens_freed as u64,
+            replaced: replacements
+                .iter()
+                .map(|(_, text)| estimate_tokens(text) as u64)
+                .sum(),
+        }
+    }
+
+    /// `estimate(history) - estimate(pruned)`, floored at 0.
+    fn freed(self) -> u64 {
+        self.cleared.saturating_sub(self.replaced)
+    }
+
+    /// `estimate(pruned)`, given `estimate(history)`.
+    fn after(self, before: u64) -> u64 {
+        (before + self.replaced).saturating_sub(self.cleared)
+    }
+}
+
+/// `history` with the planned replacements in place of the tool outputs they clear.
+fn pruned_history<'a>(history: &'a [Item], replacements: &[(usize, String)]) -> Cow<'a, [Item]> {
+    if replacements.is_empty() {
+        return Cow::Borrowed(history);
+    }
+    let mut working = history.to_vec();
+    for (i, replacement) in replacements {
+        if let Some(Item::ToolResult { content, .. }) = working.get_mut(*i) {
+            content.clone_from(replacement);
+        }
+    }
+    Cow::Owned(working)
 }
 
 /// Where the previous compaction ended: just after its summary and acknowledgement.
@@ -195,27 +242,29 @@ impl Compactor {
             |status, tokens_after| report(trigger, status, tokens_before, tokens_after);
 
         // Plan: prune first; summarize when that is not enough (or the person asked).
-        let mut working = view.history.to_vec();
+        let history = view.history;
         let mut edit = HistoryEdit::default();
-        let mut tokens = tokens_before;
+        let mut prune = PruneTokens::default();
         let plan = settings
             .prune
-            .then(|| plan_prune(&working, last_boundary(&working)))
+            .then(|| plan_prune(history, last_boundary(history)))
             .flatten();
         if let Some(plan) = plan {
-            edit.pruned = prune_replacements(&working, &plan);
-            let before = estimate(&working);
-            // The edit was built from `working` itself, so it always fits.
-            let _ = HistoryEdit {
-                pruned: edit.pruned.clone(),
-                ..HistoryEdit::default()
-            }
-            .apply(&mut working);
-            tokens = tokens.saturating_sub(before.saturating_sub(estimate(&working)));
+            edit.pruned = prune_replacements(history, &plan);
+            prune = PruneTokens::of(&plan, &edit.pruned);
         }
+        let tokens = tokens_before.saturating_sub(prune.freed());
         let pruned = edit.pruned.len();
-        let split = find_split_point(&working, 1.0 - COMPRESSION_PRESERVE_THRESHOLD);
-        let summarize = may_summarize && (!auto || over(tokens)) && split > 0;
+        // The history a summary would see (pruned): built only when one may follow.
+        let wants_summary = may_summarize && (!auto || over(tokens));
+        let (working, split) = if wants_summary {
+            let working = pruned_history(history, &edit.pruned);
+            let split = find_split_point(&working, 1.0 - COMPRESSION_PRESERVE_THRESHOLD);
+            (working, split)
+        } else {
+            (Cow::Borrowed(history), 0)
+        };
+        let summarize = wants_summary && split > 0;
         if pruned == 0 && !summarize {
             if !may_summarize {
                 // Paused, with nothing to prune: said once, when the pause began.
@@ -277,15 +326,17 @@ impl Compactor {
             Ok(snapshot) => snapshot,
             Err(failure) => return Some(failed(failure, edit)),
         };
-        let estimate_before = estimate(view.history);
-        let (_, after) =
-            match compacted_history(&snapshot, &carried, &working[split..], estimate(&working)) {
+        let estimate_before = estimate(history);
+        let working_tokens = prune.after(estimate_before);
+        debug_assert_eq!(working_tokens, estimate(&working));
+        let (head, after) =
+            match checked_summary(&snapshot, &carried, &working[split..], working_tokens) {
                 Ok(ok) => ok,
                 Err(status) => return Some(failed((status, None), edit)),
             };
         let auto_read = match &self.fs {
             Some(fs) => {
-                let room = estimate(&working).saturating_sub(after);
+                let room = working_tokens.saturating_sub(after);
                 let budget = (settings.auto_read_budget as u64).min(room / 2) as usize;
                 let candidates = reread::candidates(&working, split);
                 reread::reread(fs, &candidates, &snapshot, budget)
@@ -300,7 +351,7 @@ impl Compactor {
             .into_iter()
             .collect();
         let after = after + estimate(&reread) + estimate(&plan);
-        let mut prefix = summary_items(&snapshot).to_vec();
+        let mut prefix = Vec::from(head);
         prefix.extend(reread);
         prefix.extend(plan);
         prefix.extend(carried);
@@ -333,6 +384,7 @@ impl Compactor {
             pruned: prune_replacements(view.history, &plan),
             ..HistoryEdit::default()
         };
+        let freed = PruneTokens::of(&plan, &edit.pruned).freed();
         if let Some(reason) = self.pre_compress_blocked(trigger, tokens_before).await {
             let mut blocked = report(
                 trigger,
@@ -343,10 +395,6 @@ impl Compactor {
             blocked.message = Some(reason);
             return Some(self.finish(trigger, blocked, None));
         }
-        let mut working = view.history.to_vec();
-        // Built from this history, so it fits.
-        let _ = edit.apply(&mut working);
-        let freed = estimate(view.history).saturating_sub(estimate(&working));
         let mut done = report(
             trigger,
             CompactionStatus::Pruned,
@@ -427,5 +475,87 @@ mod tests {
         ];
         assert_eq!(last_boundary(&h), 2);
         assert_eq!(last_boundary(&h[2..]), 0);
+    }
+
+    fn call(i: usize, arguments: &str) -> Item {
+        Item::ToolCall {
+            name: "shell".into(),
+            arguments: arguments.into(),
+            signature: None,
+            ctx: ctx(i),
+        }
+    }
+
+    fn result(i: usize, content: String) -> Item {
+        Item::ToolResult {
+            name: "shell".into(),
+            content,
+            status: saki_llm_worker::ToolResultStatus::Success,
+            ctx: ctx(i),
+        }
+    }
+
+    fn ctx(i: usize) -> saki_llm_worker::ToolExecutionContext {
+        saki_llm_worker::ToolExecutionContext {
+            call_id: format!("c{i}"),
+            batch_id: format!("b{i}"),
+            call_index: 0,
+        }
+    }
+
+    /// What [`PruneTokens`] says matches estimating the history with the prune applied.
+    fn measured_as_applied(history: &[Item], plan: &PrunePlan) -> PruneTokens {
+        let replacements = prune_replacements(history, plan);
+        let tokens = PruneTokens::of(plan, &replacements);
+        let mut applied = history.to_vec();
+        HistoryEdit {
+            pruned: replacements.clone(),
+            ..HistoryEdit::default()
+        }
+        .apply(&mut applied)
+        .unwrap();
+        assert_eq!(&*pruned_history(history, &replacements), &applied[..]);
+        let (before, after) = (estimate(history), estimate(&applied));
+        assert_eq!(tokens.freed(), before.saturating_sub(after));
+        assert_eq!(tokens.after(before), after);
+        tokens
+    }
+
+    #[test]
+    fn a_prune_is_measured_without_applying_it() {
+        let mut h = Vec::new();
+        for i in 0..8 {
+            // Odd lengths and non-ASCII text, where estimates round.
+            let content = format!("{}é{}", "out ".repeat(7_001 + i), "ü".repeat(i));
+            h.extend([
+                Item::user(format!("turn {i}")),
+                call(i, &"{\"command\": \"cat x\"}".repeat(i * 5)),
+                result(i, content),
+                Item::AssistantText { text: "ok".into() },
+            ]);
+        }
+        h.extend([Item::user("last"), Item::user("now")]);
+        let plan = plan_prune(&h, 0).unwrap();
+        assert!(plan.indices.len() > 1);
+        let tokens = measured_as_applied(&h, &plan);
+        assert!(tokens.freed() > 0);
+
+        // Outputs shorter than their replacement: nothing is freed, the history grows.
+        let short = vec![
+            Item::user("u"),
+            call(1, "{}"),
+            result(1, "tiny".into()),
+            call(2, "{}"),
+            result(2, "small".into()),
+        ];
+        let plan = PrunePlan {
+            indices: vec![4, 2],
+            tokens_freed: estimate_tokens("tiny") + estimate_tokens("small"),
+        };
+        let tokens = measured_as_applied(&short, &plan);
+        assert_eq!(tokens.freed(), 0);
+        assert!(tokens.after(estimate(&short)) > estimate(&short));
+        // Nothing to prune: the history itself, not a copy.
+        assert!(matches!(pruned_history(&short, &[]), Cow::Borrowed(_)));
     }
 }

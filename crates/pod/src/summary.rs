@@ -213,17 +213,34 @@ pub fn compacted_history(
     tail: &[Item],
     tokens_before: u64,
 ) -> Result<(Vec<Item>, u64), CompactionStatus> {
+    let (head, after) = checked_summary(summary, carried, tail, tokens_before)?;
+    let mut history = head.to_vec();
+    history.extend_from_slice(carried);
+    history.extend_from_slice(tail);
+    Ok((history, after))
+}
+
+/// The check of [`compacted_history`] without building that history: the summary's items
+/// and the estimated tokens of the history they would begin (the same count: an estimate
+/// is a sum over items), or why the summary is refused.
+pub fn checked_summary(
+    summary: &str,
+    carried: &[Item],
+    tail: &[Item],
+    tokens_before: u64,
+) -> Result<([Item; 2], u64), CompactionStatus> {
     if summary.trim().is_empty() {
         return Err(CompactionStatus::FailedEmptySummary);
     }
-    let mut history = summary_items(summary).to_vec();
-    history.extend_from_slice(carried);
-    history.extend_from_slice(tail);
-    let after = current_tokens(&history, None);
+    let head = summary_items(summary);
+    let after = [&head[..], carried, tail]
+        .iter()
+        .map(|items| current_tokens(items, None))
+        .sum::<u64>();
     if after >= tokens_before {
         return Err(CompactionStatus::FailedInflated);
     }
-    Ok((history, after))
+    Ok((head, after))
 }
 
 #[cfg(test)]

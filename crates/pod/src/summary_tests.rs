@@ -122,6 +122,9 @@ fn summaries_are_verified() {
     let carried = [Item::user("the request")];
     let (h, after) = compacted_history(&snapshot("fix", "p"), &carried, &tail, before).unwrap();
     assert!(after < before);
+    assert_eq!(after, current_tokens(&h, None));
+    let (head, checked) = checked_summary(&snapshot("fix", "p"), &carried, &tail, before).unwrap();
+    assert_eq!((&head[..], checked), (&h[..2], after));
     assert_eq!(h[2], carried[0]);
     assert_eq!(&h[3..], &tail[..]);
     assert_eq!(previous_snapshot(&h), Some(snapshot("fix", "p").as_str()));
