@@ -248,7 +248,7 @@ impl SandboxConfig {
 
 impl FileConfig {
     /// Layers `other` over `self`: its scalars win, its tables merge field by field.
-    fn overlay(&mut self, other: FileConfig) {
+    pub fn overlay(&mut self, other: FileConfig) {
         if other.provider.is_some() {
             self.provider = other.provider;
         }
@@ -456,42 +456,54 @@ pub fn config_paths(workspace: &Path, env: &dyn Fn(&str) -> Option<String>) -> V
 pub fn load_files(paths: &[PathBuf], trusted: usize) -> Result<FileConfig, ConfigError> {
     let mut merged = FileConfig::default();
     for (i, path) in paths.iter().enumerate() {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.clone(),
-                    source,
-                })
-            }
-        };
-        let mut file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        for server in file.mcp_servers.values_mut() {
-            server.trusted = i < trusted;
+        if let Some(file) = load_file(path, i == 0, i < trusted)? {
+            merged.overlay(file);
         }
-        if i >= trusted {
-            let ignored = crate::trust::strip_untrusted(&mut file);
-            file.ignored = ignored
-                .into_iter()
-                .map(|key| format!("{}: {key}", path.display()))
-                .collect();
-        }
-        if i > 0 && !(file.trusted_directories.is_empty() && file.untrusted_directories.is_empty())
-        {
-            file.ignored.push(format!(
-                "{}: trusted_directories (only the global config may trust directories)",
-                path.display()
-            ));
-            file.trusted_directories.clear();
-            file.untrusted_directories.clear();
-        }
-        merged.overlay(file);
     }
     Ok(merged)
+}
+
+/// One config file (`None` when it does not exist). `first`: only the first file may
+/// trust directories; `trusted`: an untrusted file loses what only trusted ones may set.
+pub fn load_file(
+    path: &Path,
+    first: bool,
+    trusted: bool,
+) -> Result<Option<FileConfig>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    for server in file.mcp_servers.values_mut() {
+        server.trusted = trusted;
+    }
+    if !trusted {
+        let ignored = crate::trust::strip_untrusted(&mut file);
+        file.ignored = ignored
+            .into_iter()
+            .map(|key| format!("{}: {key}", path.display()))
+            .collect();
+    }
+    let trusts = !file.trusted_directories.is_empty() || !file.untrusted_directories.is_empty();
+    if !first && trusts {
+        file.ignored.push(format!(
+            "{}: trusted_directories (only the global config may trust directories)",
+            path.display()
+        ));
+        file.trusted_directories.clear();
+        file.untrusted_directories.clear();
+    }
+    Ok(Some(file))
 }
 
 pub fn no_provider_help() -> String {

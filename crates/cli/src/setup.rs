@@ -30,12 +30,13 @@ pub fn config_files(workspace: &std::path::Path) -> Result<ConfigFiles, ConfigEr
     let global_count = paths.len().saturating_sub(1);
     let global = config::load_files(&paths[..global_count], global_count)?;
     let workspace_trusted = crate::trust::is_trusted(&global.trusted_directories, workspace);
-    let honoured = if workspace_trusted {
-        paths.len()
-    } else {
-        global_count
-    };
-    let files = config::load_files(&paths, honoured)?;
+    // The global files are read once; the workspace's own (the last) goes on top.
+    let mut files = global.clone();
+    for path in &paths[global_count..] {
+        if let Some(file) = config::load_file(path, global_count == 0, workspace_trusted)? {
+            files.overlay(file);
+        }
+    }
     Ok(ConfigFiles {
         global,
         files,
