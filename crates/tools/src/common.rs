@@ -67,6 +67,25 @@ pub fn read_regular_at_most(path: &std::path::Path, max: u64) -> std::io::Result
     Ok(bytes)
 }
 
+/// Reads an HTTP body, keeping at most `max` bytes. The flag says the body was longer:
+/// reading stops at the first chunk past `max` (the rest is never read), so a server
+/// that sends without end costs at most `max` bytes and one chunk.
+pub async fn read_body_at_most(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = max.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
 /// The largest prefix of `s` that fits in `max` bytes and ends on a char boundary.
 pub fn prefix_at_boundary(s: &str, max: usize) -> &str {
     if s.len() <= max {

@@ -4,6 +4,7 @@
 //! type, a status that is not success, too many redirects, a timeout, an address the
 //! person's network keeps private (see [`crate::web_guard`]).
 
+use crate::common::read_body_at_most;
 use crate::web_guard::{check_host, GuardedResolver, Refused};
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
@@ -123,7 +124,7 @@ impl WebFetch {
         check_host(&host, self.settings.allow_private_addresses).map_err(|why| {
             format!("refused: {why}; set web_fetch.allow_private_addresses = true to allow it")
         })?;
-        let mut response = self
+        let response = self
             .client()?
             .get(url)
             .header(
@@ -161,21 +162,9 @@ impl WebFetch {
                 if content_type.is_empty() { "of no stated type" } else { &content_type }
             )
         })?;
-        let mut body = Vec::new();
-        let mut cut = false;
-        while let Some(chunk) = response
-            .chunk()
+        let (body, cut) = read_body_at_most(response, self.settings.max_body_bytes)
             .await
-            .map_err(|e| describe(&e, &self.settings))?
-        {
-            let room = self.settings.max_body_bytes.saturating_sub(body.len());
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                cut = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
+            .map_err(|e| describe(&e, &self.settings))?;
         let text = String::from_utf8_lossy(&body);
         let text = match kind {
             TextKind::Html => html_to_markdown(&text)?,
