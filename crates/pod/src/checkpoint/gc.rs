@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 const ORPHAN_GRACE: Duration = Duration::from_secs(3600);
+/// Most the store grows, after a pass that could not get it under the bound, before the
+/// next pass (else a tenth of its size).
+const STUCK_GROWTH_MAX: u64 = 32 << 20;
 
 /// A checkpoint that may be dropped: (time, its journal (`None`: the current session's),
 /// seq, turn, the objects it refers to).
@@ -31,6 +34,36 @@ pub struct Live<'a> {
 pub struct Pass {
     pub total: u64,
     pub notes: Vec<String>,
+}
+
+/// A pass that left the store over `max` bytes: what the current session must keep (the
+/// live shadow, the checkpoint just sealed) and objects too young to delete were over it
+/// on their own. Every pass lists every object and loads every other journal and shadow,
+/// so the next one waits until the store has grown noticeably or the bound changed; until
+/// then the store may stay over it by that much, and the checkpoints of the turns between
+/// are dropped by that next pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stuck {
+    /// The store's size after the pass.
+    pub total: u64,
+    pub max: u64,
+}
+
+impl Stuck {
+    /// What a pass left, when it left the store over `max`.
+    pub fn after(pass: &Pass, max: u64) -> Option<Self> {
+        (pass.total > max).then_some(Self {
+            total: pass.total,
+            max,
+        })
+    }
+
+    /// Whether a pass is worth running again at `total` bytes under a bound of `max`: the
+    /// bound changed, or the store grew by a tenth (at most [`STUCK_GROWTH_MAX`]).
+    pub fn retry(&self, total: u64, max: u64) -> bool {
+        let growth = (self.total / 10).clamp(1, STUCK_GROWTH_MAX);
+        max != self.max || total >= self.total.saturating_add(growth)
+    }
 }
 
 /// The store's size now (every object's bytes).

@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 mod batch;
 mod shadow;
+#[cfg(test)]
+mod tests;
 
 /// How far before a command's start a change still counts as its own: file timestamps
 /// come from the kernel's coarse clock, which lags the one `now_ns` reads.
@@ -74,6 +76,11 @@ pub(crate) struct Tracker {
     pub(crate) turns: u64,
     turn: Option<Turn>,
     store_size: Option<u64>,
+    /// The last size pass could not get the store under the bound: the next waits.
+    gc_stuck: Option<gc::Stuck>,
+    /// Size passes run (for tests).
+    #[cfg(test)]
+    gc_passes: u32,
     warned_unrecordable: bool,
     /// Reports the changes in the walked directories (`watch.rs`); `watching` once its
     /// watches match the last walk.
@@ -107,6 +114,9 @@ impl Tracker {
             turns: 0,
             turn: None,
             store_size: None,
+            gc_stuck: None,
+            #[cfg(test)]
+            gc_passes: 0,
             warned_unrecordable: false,
             watcher: None,
             watching: false,
@@ -419,13 +429,14 @@ impl Tracker {
             if let Some(cp) = journal.get(seq) {
                 report.files = cp.changed().map(|(p, _)| p.clone()).collect();
             }
-            self.store_size =
-                Some(self.store_size.unwrap_or_else(|| gc::total(&self.objects)) + written);
-            if self.store_size.unwrap_or(0) > self.limits().max_bytes {
+            let size = self.store_size.unwrap_or_else(|| gc::total(&self.objects)) + written;
+            self.store_size = Some(size);
+            let max = self.limits().max_bytes;
+            if size > max && self.gc_stuck.is_none_or(|s| s.retry(size, max)) {
                 let pass = gc::enforce(
                     &self.dir,
                     &self.objects,
-                    self.limits().max_bytes,
+                    max,
                     gc::Live {
                         shadow: self.shadow.as_ref(),
                         shadow_path: &self.shadow_path,
@@ -433,7 +444,12 @@ impl Tracker {
                         keep_seq: Some(seq),
                     },
                 );
+                #[cfg(test)]
+                {
+                    self.gc_passes += 1;
+                }
                 self.store_size = Some(pass.total);
+                self.gc_stuck = gc::Stuck::after(&pass, max);
                 report.notes.extend(pass.notes);
             }
         }
