@@ -118,6 +118,32 @@ pub fn check(schema: &Value, input: Value) -> Result<Checked, String> {
     })
 }
 
+/// Whether `input` is a call to the tool of `schema` as it stands: an object with every
+/// required field, no field the schema lacks, and values that fit (at most losslessly
+/// coerced). An empty object fits no schema, so a call with no arguments suggests nothing.
+pub fn fits(schema: &Value, input: &Value) -> bool {
+    let (Some(args), Some(properties)) = (
+        input.as_object(),
+        schema.get("properties").and_then(Value::as_object),
+    ) else {
+        return false;
+    };
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    !args.is_empty()
+        && required
+            .iter()
+            .filter_map(Value::as_str)
+            .all(|r| args.contains_key(r))
+        && args.iter().all(|(k, v)| {
+            properties
+                .get(k)
+                .is_some_and(|p| !matches!(coerce(p, &mut v.clone()), Fit::Wrong))
+        })
+}
+
 enum Fit {
     Fits,
     /// Changed from what (a short description of the original).

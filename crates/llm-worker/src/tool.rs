@@ -95,8 +95,13 @@ pub enum ArgumentError {
         arguments: String,
         error: String,
     },
-    #[error("unknown tool `{name}`; available tools: {available}")]
-    UnknownTool { name: String, available: String },
+    #[error("unknown tool `{name}`; {suggestion}available tools: {available}")]
+    UnknownTool {
+        name: String,
+        /// Empty, or "did you mean" the one offered tool the arguments fit, as a call.
+        suggestion: String,
+        available: String,
+    },
     #[error("invalid arguments for `{name}`: expected a JSON object, got {arguments}")]
     NotAnObject { name: String, arguments: String },
     /// A field the schema requires is missing or of a type no lossless coercion fits.
@@ -165,6 +170,24 @@ impl ToolServer {
             .collect()
     }
 
+    /// For a call to a tool that does not exist: the one offered tool whose schema its
+    /// arguments fit exactly (every required field, no other), written as the call to
+    /// make. Small models invent a name (`run`, `append_line`) but often the right
+    /// arguments, and copy a call they are shown better than they follow a list.
+    fn suggest_for(&self, input: &serde_json::Value) -> String {
+        let mut fitting = self
+            .ordered()
+            .into_iter()
+            .filter(|t| crate::schema::fits(&t.input_schema(), input));
+        match (fitting.next(), fitting.next()) {
+            (Some(tool), None) => format!(
+                "did you mean `{name}`? Call it as {{\"name\": \"{name}\", \"arguments\": {input}}}; ",
+                name = tool.name()
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// Parses a call's arguments and checks them against the tool's schema (see
     /// [`crate::schema`]): the repaired input and what was repaired, or why the call
     /// cannot run. Every loop that runs calls goes through here, so the model meets the
@@ -180,6 +203,7 @@ impl ToolServer {
         let Some(tool) = self.get(name) else {
             return Err(ArgumentError::UnknownTool {
                 name: name.to_owned(),
+                suggestion: self.suggest_for(&input),
                 available: self.names().join(", "),
             });
         };
@@ -258,5 +282,80 @@ mod tests {
             ["read_file", "grep", "edit", "alpha", "zeta"]
         );
         assert_eq!(forward.definitions(), backward.definitions());
+    }
+
+    struct Shaped(&'static str, serde_json::Value);
+
+    #[async_trait::async_trait]
+    impl Tool for Shaped {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            self.1.clone()
+        }
+        async fn execute(&self, _: &str, _: ToolExecutionContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    #[test]
+    fn an_invented_tool_whose_arguments_fit_one_real_tool_is_pointed_to_it() {
+        let mut server = ToolServer::new();
+        let object = |props: serde_json::Value, required: &[&str]| serde_json::json!({"type": "object", "properties": props, "required": required});
+        let s = serde_json::json!({"type": "string"});
+        server
+            .register(Arc::new(Shaped(
+                "shell",
+                object(
+                    serde_json::json!({"command": s, "timeout_secs": {"type": "integer"}}),
+                    &["command"],
+                ),
+            )))
+            .unwrap();
+        server
+            .register(Arc::new(Shaped(
+                "edit",
+                object(
+                    serde_json::json!({"path": s, "old_string": s, "new_string": s}),
+                    &["path", "new_string"],
+                ),
+            )))
+            .unwrap();
+        server
+            .register(Arc::new(Shaped(
+                "write_file",
+                object(
+                    serde_json::json!({"path": s, "content": s}),
+                    &["path", "content"],
+                ),
+            )))
+            .unwrap();
+        let error =
+            |name: &str, args: &str| server.check_arguments(name, args).unwrap_err().to_string();
+        assert_eq!(
+            error("run", r#"{"command": "python3 calc.py"}"#),
+            "unknown tool `run`; did you mean `shell`? Call it as {\"name\": \"shell\", \"arguments\": {\"command\":\"python3 calc.py\"}}; available tools: edit, shell, write_file"
+        );
+        assert!(
+            error("append_line", r#"{"path": "T.md", "new_string": "- x"}"#)
+                .starts_with("unknown tool `append_line`; did you mean `edit`?")
+        );
+        // No fit, two fits, a mistyped value, or nothing to go on: only the list.
+        for args in [
+            r#"{"count": 1}"#,
+            r#"{"path": "a"}"#,
+            r#"{"command": [1]}"#,
+            "{}",
+        ] {
+            assert_eq!(
+                error("todo", args),
+                "unknown tool `todo`; available tools: edit, shell, write_file",
+                "{args}"
+            );
+        }
     }
 }

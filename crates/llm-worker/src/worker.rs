@@ -358,6 +358,7 @@ impl Worker {
         // One answer per turn that only calls a tool that does not exist is answered as
         // that failed call; a model that invents another after it is done.
         let mut unknown_call_answered = false;
+        let mut require_real_call = false;
         loop {
             if requests >= self.config.max_turns {
                 return Ok(usage.outcome(TurnStatus::MaxTurns, requests));
@@ -366,10 +367,11 @@ impl Worker {
             self.compact(CompactionTrigger::Auto, &cancel).await;
             self.emit(WorkerEvent::RequestStarted { request: requests });
             let mut request = self.build_request();
-            if requests == 1
-                && self.config.first_tool_call_required
-                && self.config.tool_call_recovery
-            {
+            // After a call to a tool that does not exist, the model meant to call one:
+            // its next answer is held to a call to one that does (once per turn).
+            let require = (requests == 1 && self.config.first_tool_call_required)
+                || std::mem::take(&mut require_real_call);
+            if require && self.config.tool_call_recovery {
                 crate::first_call::require_call(&mut request);
             }
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
@@ -403,11 +405,13 @@ impl Worker {
             self.flushed().await;
             self.responder.set_unknown_calls(!unknown_call_answered);
             let response = self.respond(&request, &cancel).await?;
-            unknown_call_answered |= response.content.iter().any(|part| {
+            let invented = response.content.iter().any(|part| {
                 matches!(part, ContentPart::ToolUse { id, name, .. }
                     if response.recovered.contains(id)
                         && !request.tools.iter().any(|t| &t.name == name))
             });
+            require_real_call = invented && !unknown_call_answered;
+            unknown_call_answered |= invented;
             if !response.recovered.is_empty() {
                 self.emit(WorkerEvent::CallsRecovered(response.recovered.clone()));
             }

@@ -560,8 +560,16 @@ async fn an_answer_that_only_calls_an_invented_tool_is_answered_as_that_failed_c
         "the failure names the real tools: {}",
         results[0]
     );
-    // The model read it as a failed call of its own, in the protocol's form.
+    // The model read it as a failed call of its own, in the protocol's form, and its
+    // next answer, only that one, was held to a call to a tool that exists.
     let second = &r.server.requests()[1].body;
+    let held = second["response_format"]["json_schema"]["schema"]["anyOf"]
+        .as_array()
+        .expect("the next answer is held to a call");
+    assert!(held
+        .iter()
+        .any(|a| a["properties"]["name"]["const"] == "read_file"));
+    assert!(r.server.requests()[2].body.get("response_format").is_none());
     let messages = second["messages"].as_array().unwrap();
     let call = messages
         .iter()

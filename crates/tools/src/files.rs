@@ -2,6 +2,7 @@
 
 use crate::atomic::write_atomic;
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
+use crate::edit_match::loose_edit;
 use crate::suggest::scope_failure;
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
@@ -245,26 +246,38 @@ impl Tool for Edit {
             return Err(failed(format!("{} is a binary file", args.path)));
         }
         let before = String::from_utf8_lossy(&bytes).into_owned();
+        let mut loose_note = None;
         let (after, count) = if args.old_string.is_empty() {
             (append_line(&before, &args.new_string), 1)
         } else {
             let count = before.matches(&args.old_string).count();
             match (count, args.replace_all) {
-                (0, _) => return Err(failed(not_found(&args.path, &before))),
+                (0, _) => {
+                    let Some(loose) = loose_edit(&before, &args.old_string, &args.new_string)
+                    else {
+                        return Err(failed(not_found(&args.path, &before)));
+                    };
+                    loose_note = Some(format!(
+                        "[old_string was not in the file verbatim; it matched `{}` on line {} word for word, and only its words were changed]\n",
+                        loose.matched, loose.line
+                    ));
+                    (loose.after, 1)
+                }
                 (n, false) if n > 1 => {
                     return Err(failed(format!(
                         "old_string matches {n} places in {}; include more surrounding text to make it unique, or set replace_all",
                         args.path
                     )))
                 }
-                _ => {}
+                _ => {
+                    let after = if args.replace_all {
+                        before.replace(&args.old_string, &args.new_string)
+                    } else {
+                        before.replacen(&args.old_string, &args.new_string, 1)
+                    };
+                    (after, count)
+                }
             }
-            let after = if args.replace_all {
-                before.replace(&args.old_string, &args.new_string)
-            } else {
-                before.replacen(&args.old_string, &args.new_string, 1)
-            };
-            (after, count)
         };
         write_atomic(&path, after.as_bytes())
             .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
@@ -274,12 +287,17 @@ impl Tool for Edit {
             .context_radius(3)
             .header(&format!("a/{shown}"), &format!("b/{shown}"))
             .to_string();
-        let summary = format!(
-            "{count} replacement{} in {shown}",
-            if count == 1 { "" } else { "s" }
-        );
+        let summary = if args.old_string.is_empty() {
+            format!("appended a line to {shown}")
+        } else {
+            format!(
+                "{count} replacement{} in {shown}",
+                if count == 1 { "" } else { "s" }
+            )
+        };
         Ok(ToolOutput::new(format!(
-            "{summary}\n{}",
+            "{}{summary}\n{}",
+            loose_note.unwrap_or_default(),
             prefix_at_boundary(&diff, self.0.output_cap())
         ))
         .with_summary(summary))

@@ -508,6 +508,30 @@ async fn edit_with_an_empty_old_string_appends_a_line() {
 }
 
 #[tokio::test]
+async fn edit_with_other_punctuation_changes_only_the_words_at_the_one_place() {
+    let f = fixture();
+    std::fs::write(f.ws().join("config.json"), "{\n  \"port\": 8080\n}\n").unwrap();
+    let out = f
+        .call(
+            "edit",
+            json!({"path": "config.json", "old_string": "port=8080", "new_string": "port=9090"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with(
+            "[old_string was not in the file verbatim; it matched `port\": 8080` on line 2"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("+  \"port\": 9090"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join("config.json")).unwrap(),
+        "{\n  \"port\": 9090\n}\n"
+    );
+}
+
+#[tokio::test]
 async fn edit_not_found_shows_the_text_there_is() {
     let f = fixture();
     let err = f
