@@ -71,8 +71,16 @@ pub fn check(schema: &Value, input: Value) -> Result<Checked, String> {
         .unwrap_or_default();
     for name in &required {
         if !args.contains_key(*name) || args.get(*name) == Some(&Value::Null) {
+            // The field's own description says what to put there ("empty to append"):
+            // a small model that left it out rarely knows.
+            let hint = properties
+                .get(*name)
+                .and_then(|p| p.get("description"))
+                .and_then(Value::as_str)
+                .map(|d| format!(": {}", d.chars().take(200).collect::<String>()))
+                .unwrap_or_default();
             return Err(format!(
-                "missing required argument `{name}` ({}); the arguments must look like {}",
+                "missing required argument `{name}` ({}{hint}); the arguments must look like {}",
                 describe(properties.get(*name)),
                 shape(properties, &required)
             ));
@@ -334,6 +342,16 @@ mod tests {
         assert!(
             e.contains("{\"path\": <string>, \"all\"?: <boolean>"),
             "{e}"
+        );
+        let described = json!({"type": "object", "properties": {
+            "old_string": {"type": "string", "description": "Exact text; empty to append"}
+        }, "required": ["old_string"]});
+        let hinted = check(&described, json!({})).unwrap_err();
+        assert!(
+            hinted.starts_with(
+                "missing required argument `old_string` (a string: Exact text; empty to append)"
+            ),
+            "{hinted}"
         );
         let e = check(&schema(), json!({"path": ["a"]})).unwrap_err();
         assert!(e.contains("`path` must be a string, got [\"a\"]"), "{e}");
