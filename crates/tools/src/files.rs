@@ -259,7 +259,8 @@ impl Tool for Edit {
                     };
                     loose_note = Some(format!(
                         "[old_string was not in the file verbatim; it matched `{}` on line {} word for word, and only its words were changed]\n",
-                        loose.matched, loose.line
+                        prefix_at_boundary(&loose.matched, 200),
+                        loose.line
                     ));
                     (loose.after, 1)
                 }
