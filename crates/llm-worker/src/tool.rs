@@ -239,10 +239,19 @@ impl ToolServer {
 mod tests {
     use super::*;
 
-    struct Ranked(&'static str, u32);
+    /// A tool with a name, a rank and a schema, and nothing to do.
+    struct Fake(&'static str, u32, serde_json::Value);
+
+    fn ranked(name: &'static str, rank: u32) -> Fake {
+        Fake(name, rank, serde_json::json!({"type": "object"}))
+    }
+
+    fn shaped(name: &'static str, schema: serde_json::Value) -> Fake {
+        Fake(name, u32::MAX, schema)
+    }
 
     #[async_trait::async_trait]
-    impl Tool for Ranked {
+    impl Tool for Fake {
         fn name(&self) -> &str {
             self.0
         }
@@ -250,7 +259,7 @@ mod tests {
             ""
         }
         fn input_schema(&self) -> serde_json::Value {
-            serde_json::json!({"type": "object"})
+            self.2.clone()
         }
         fn rank(&self) -> u32 {
             self.1
@@ -272,10 +281,10 @@ mod tests {
         let mut forward = ToolServer::new();
         let mut backward = ToolServer::new();
         for (name, rank) in tools {
-            forward.register(Arc::new(Ranked(name, rank))).unwrap();
+            forward.register(Arc::new(ranked(name, rank))).unwrap();
         }
         for (name, rank) in tools.into_iter().rev() {
-            backward.register(Arc::new(Ranked(name, rank))).unwrap();
+            backward.register(Arc::new(ranked(name, rank))).unwrap();
         }
         assert_eq!(
             forward.names(),
@@ -284,31 +293,13 @@ mod tests {
         assert_eq!(forward.definitions(), backward.definitions());
     }
 
-    struct Shaped(&'static str, serde_json::Value);
-
-    #[async_trait::async_trait]
-    impl Tool for Shaped {
-        fn name(&self) -> &str {
-            self.0
-        }
-        fn description(&self) -> &str {
-            ""
-        }
-        fn input_schema(&self) -> serde_json::Value {
-            self.1.clone()
-        }
-        async fn execute(&self, _: &str, _: ToolExecutionContext) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::default())
-        }
-    }
-
     #[test]
     fn an_invented_tool_whose_arguments_fit_one_real_tool_is_pointed_to_it() {
         let mut server = ToolServer::new();
         let object = |props: serde_json::Value, required: &[&str]| serde_json::json!({"type": "object", "properties": props, "required": required});
         let s = serde_json::json!({"type": "string"});
         server
-            .register(Arc::new(Shaped(
+            .register(Arc::new(shaped(
                 "shell",
                 object(
                     serde_json::json!({"command": s, "timeout_secs": {"type": "integer"}}),
@@ -317,16 +308,16 @@ mod tests {
             )))
             .unwrap();
         server
-            .register(Arc::new(Shaped(
+            .register(Arc::new(shaped(
                 "edit",
                 object(
                     serde_json::json!({"path": s, "old_string": s, "new_string": s}),
-                    &["path", "new_string"],
+                    &["path", "old_string", "new_string"],
                 ),
             )))
             .unwrap();
         server
-            .register(Arc::new(Shaped(
+            .register(Arc::new(shaped(
                 "write_file",
                 object(
                     serde_json::json!({"path": s, "content": s}),
@@ -340,10 +331,11 @@ mod tests {
             error("run", r#"{"command": "python3 calc.py"}"#),
             "unknown tool `run`; did you mean `shell`? Call it as {\"name\": \"shell\", \"arguments\": {\"command\":\"python3 calc.py\"}}; available tools: edit, shell, write_file"
         );
-        assert!(
-            error("append_line", r#"{"path": "T.md", "new_string": "- x"}"#)
-                .starts_with("unknown tool `append_line`; did you mean `edit`?")
-        );
+        assert!(error(
+            "append_line",
+            r#"{"path": "T.md", "old_string": "", "new_string": "- x"}"#
+        )
+        .starts_with("unknown tool `append_line`; did you mean `edit`?"));
         // No fit, two fits, a mistyped value, or nothing to go on: only the list.
         for args in [
             r#"{"count": 1}"#,
