@@ -20,6 +20,18 @@ pub struct Walked {
     pub unrecordable: usize,
 }
 
+impl Walked {
+    /// The directories it found, and the root (`""`): what a watcher watches.
+    pub fn dirs(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|(_, key)| key.kind == crate::checkpoint::state::KIND_DIR)
+            .map(|(path, _)| path.clone())
+            .chain([String::new()])
+            .collect()
+    }
+}
+
 /// Walks `root` on `threads` threads: `.gitignore` (and git's exclude files) respected
 /// also outside a repository, hidden files included, symlinks not followed, `.git` and
 /// `skip` (the undo store, when it lies inside) never entered.

@@ -34,13 +34,7 @@ impl Warm {
     pub fn build(self) -> Warmed {
         let mut shadow = Shadow::load(&self.shadow_path);
         let walked = walk(&self.root, Some(&self.dir), WALK_THREADS);
-        let mut dirs: Vec<String> = walked
-            .entries
-            .iter()
-            .filter(|(_, key)| key.kind == crate::checkpoint::state::KIND_DIR)
-            .map(|(path, _)| path.clone())
-            .collect();
-        dirs.push(String::new());
+        let dirs = walked.dirs();
         let budget = Budget {
             objects: &self.objects,
             max_file: self.limits.max_file_bytes,
@@ -135,13 +129,7 @@ impl Tracker {
             Some(refresh) => refresh,
             None => {
                 let walked = walk(&self.root, Some(&self.dir), WALK_THREADS);
-                let mut dirs: Vec<String> = walked
-                    .entries
-                    .iter()
-                    .filter(|(_, key)| key.kind == crate::checkpoint::state::KIND_DIR)
-                    .map(|(path, _)| path.clone())
-                    .collect();
-                dirs.push(String::new());
+                let dirs = walked.dirs();
                 let refresh = shadow.refresh(&self.root, walked, &budget, started);
                 self.watch(&dirs);
                 refresh
