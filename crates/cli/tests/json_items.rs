@@ -57,22 +57,12 @@ fn an_answer_that_was_only_a_call_written_as_text_is_no_message() {
         r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#,
     ));
     server.push(Turn::text("It says alpha."));
-    let out = e
-        .saki()
-        .args(["exec", "--json", "--provider", "llamacpp"])
-        .args([
-            "--base-url",
-            &server.openai_url(),
-            "--model",
-            "m",
-            "read a.txt",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let events = events(&out);
+    let out = e.exec_llamacpp(
+        &server.openai_url(),
+        &["--json", "--model", "m"],
+        "read a.txt",
+    );
+    let events = events(&out.stdout);
     let kinds: Vec<&str> = events
         .iter()
         .filter(|e| e["type"] == "item.completed")

@@ -205,8 +205,6 @@ pub fn accepted(e: &EngineEvent) -> bool {
     matches!(e, EngineEvent::Accepted { .. })
 }
 
-/// A first turn with a tool call, then two suggestions whose speculations each write a
-/// file, each followed by the next (pipelined) suggestion.
 /// A first turn (a tool call and an answer: a suggestion is allowed after it), its
 /// suggestion "add notes.txt", and the speculation that writes notes.txt.
 pub fn push_notes_plan(server: &MockServer) {
@@ -221,6 +219,8 @@ pub fn push_notes_plan(server: &MockServer) {
     server.push(Turn::text("Added notes.txt."));
 }
 
+/// A first turn with a tool call, then two suggestions whose speculations each write a
+/// file, each followed by the next (pipelined) suggestion.
 pub fn two_step_plan() -> MockServer {
     let server = MockServer::start().unwrap();
     push_notes_plan(&server);
