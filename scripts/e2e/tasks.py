@@ -222,7 +222,7 @@ def run_task(saki, port, ws, task, timeout, extra):
     return {
         "task": name, "ok": error is None, "error": error, "seconds": round(elapsed, 1),
         "calls": calls, "recovered": recovered, "loops": loops, "status": status,
-        "exit": code, "answer": answer[:200], "trace": trace,
+        "exit": code, "answer": answer[:2000], "trace": trace,
     }
 
 

@@ -151,6 +151,17 @@ fn reads_edits_and_answers_in_every_protocol() {
             _ => [&core[..], &["web_fetch", "update_plan"]].concat(),
         };
         assert_eq!(tools, expected, "{provider}: reading and searching first");
+        // Fields go out in the order the tool gives them, not sorted: small models
+        // write arguments in the order they read them, and a sorted `edit` put
+        // `new_string` first and led them to leave `old_string` out.
+        let raw = String::from_utf8(server.requests()[0].raw_body.to_vec()).unwrap();
+        let edit_fields = raw.find(r#""path":{"type":"string"},"old_string":{"#);
+        assert!(
+            edit_fields.is_some_and(
+                |at| raw[at..].find("\"new_string\"") > raw[at..].find("\"old_string\"")
+            ),
+            "{provider}: {raw}"
+        );
     }
 }
 

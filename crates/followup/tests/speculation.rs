@@ -340,12 +340,16 @@ async fn a_fork_sends_the_main_conversation_as_its_exact_prefix() {
     for (a, b) in main_messages.iter().zip(fork_messages) {
         assert_eq!(a.to_string(), b.to_string(), "fork prefix differs");
     }
-    // Byte for byte too: the chat body starts with its messages array (keys are
-    // sorted), and the main request's array, unclosed, starts the fork's body.
+    // Byte for byte too: the chat body starts with the model and its messages array
+    // (keys keep their insertion order), and the main request's body up to the end of
+    // that array, unclosed, starts the fork's body.
     let raw = |body: &bytes::Bytes| String::from_utf8(body.to_vec()).unwrap();
     let (main_raw, fork_raw) = (raw(&requests[1].raw_body), raw(&requests[2].raw_body));
-    assert!(main_raw.starts_with("{\"messages\":["));
-    let main_prefix = &main_raw[..main_raw.rfind("],\"model\"").unwrap()];
+    assert!(
+        main_raw.starts_with("{\"model\":\"main\",\"messages\":["),
+        "{main_raw}"
+    );
+    let main_prefix = &main_raw[..main_raw.rfind("],\"stream\"").unwrap()];
     assert!(
         fork_raw.starts_with(main_prefix),
         "the fork's prefix differs"

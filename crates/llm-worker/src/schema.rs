@@ -340,7 +340,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("{\"path\": <string>, \"all\"?: <boolean>"),
+            e.contains("{\"path\": <string>, \"offset\"?: <integer>, \"all\"?: <boolean>"),
             "{e}"
         );
         let described = json!({"type": "object", "properties": {
