@@ -143,6 +143,16 @@ TASKS = [
 ]
 
 
+# Tasks that ask only a question: passing also means every file is left as it was (a model
+# that "answers" by rewriting calc.py to print 42 has not passed).
+QUESTIONS = {"read-word", "find-definition", "count-lines", "list-directory", "read-version",
+             "run-program", "grep-count"}
+
+
+def changed_files(ws, files):
+    return [n for n, body in files.items() if read(ws, n) != body]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,7 +186,7 @@ def prepare(ws, files):
             f.write(body)
 
 
-def run_task(saki, port, ws, task, timeout, extra):
+def run_task(saki, port, ws, task, timeout, extra, events_dir=None):
     name, files, prompt, check = task
     prepare(ws, files)
     cmd = [saki, "exec", "--json", "--provider", "llamacpp", "--base-url",
@@ -190,6 +200,9 @@ def run_task(saki, port, ws, task, timeout, extra):
     except subprocess.TimeoutExpired as e:
         stdout, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
     elapsed = time.time() - start
+    if events_dir:
+        with open(os.path.join(events_dir, name + ".jsonl"), "w", encoding="utf-8") as f:
+            f.write(stdout)
     text, calls, status, loops, recovered = [], [], None, 0, 0
     trace = []  # each call with its arguments and the start of its result
     for line in stdout.splitlines():
@@ -217,6 +230,8 @@ def run_task(saki, port, ws, task, timeout, extra):
         error = check(ws, answer)
     except ValueError as e:  # a file the model broke (config.json no longer JSON)
         error = "checker: %s" % e
+    if error is None and name in QUESTIONS and changed_files(ws, files):
+        error = "changed %s" % ", ".join(changed_files(ws, files))
     if code not in (0,) and error is None:
         error = "exit %s" % code
     return {
@@ -238,6 +253,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated task names")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--saki-arg", action="append", default=[])
+    ap.add_argument("--events", default="", help="a directory for each task's --json events")
     args = ap.parse_args()
     tasks = [t for t in TASKS if not args.only or t[0] in args.only.split(",")]
     results = {}
@@ -249,8 +265,12 @@ def main():
             try:
                 rows = []
                 for task in tasks:
+                    events_dir = None
+                    if args.events:
+                        events_dir = os.path.join(args.events, kind)
+                        os.makedirs(events_dir, exist_ok=True)
                     row = run_task(args.saki, port, args.workspace, task, args.timeout,
-                                   args.saki_arg)
+                                   args.saki_arg, events_dir)
                     rows.append(row)
                     print("%-8s %-16s %-4s %6.1fs calls=%-28s %s" % (
                         kind, row["task"], "PASS" if row["ok"] else "FAIL", row["seconds"],

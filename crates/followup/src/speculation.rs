@@ -476,7 +476,8 @@ impl Speculator {
                 ) => None,
                 Err(e @ ArgumentError::Schema { .. }) => {
                     let content = e.to_string();
-                    guard.record(call_key(name, arguments), ToolResultStatus::Error, &content);
+                    let key = call_key(name, arguments);
+                    guard.record(key, ToolResultStatus::Error, &content, false);
                     results.push(result_item(name, content, ToolResultStatus::Error, ctx));
                     continue;
                 }
@@ -485,8 +486,9 @@ impl Speculator {
                 .as_ref()
                 .map_or_else(|| arguments.clone(), |c| c.input.to_string());
             let key = call_key(name, &input);
+            let read_only = tools.get(name).is_some_and(|t| t.read_only());
             if let Some((content, status)) = guard.repeat_of(&key) {
-                guard.record(key, status, &content);
+                guard.record(key, status, &content, read_only);
                 results.push(result_item(name, content, status, ctx));
                 continue;
             }
@@ -518,7 +520,7 @@ impl Speculator {
                         Some(checked) => checked.annotate(content),
                         None => content,
                     };
-                    guard.record(key, status, &content);
+                    guard.record(key, status, &content, read_only);
                     results.push(result_item(name, content, status, ctx));
                 }
             }

@@ -168,7 +168,8 @@ impl Worker {
             if let Some(checked) = &checks[i] {
                 content = checked.annotate(content);
             }
-            guard.record(keys[i].clone(), status, &content);
+            let read_only = tools.get(&call.name).is_some_and(|t| t.read_only());
+            guard.record(keys[i].clone(), status, &content, read_only);
             // After a cancel no hook runs: cancel means stop.
             if let Some(info) = infos[i].take().filter(|_| !cancelled) {
                 let result = ToolResultInfo {

@@ -5,12 +5,12 @@
 //! one turn the guard
 //!
 //! - answers a call identical to an earlier one (same tool, same arguments, keys in any
-//!   order) from the earlier result instead of running it again, as long as nothing but
-//!   that same call or failures happened in between (a test run after an edit does run
-//!   again);
-//! - after the third identical call, the same failing call twice, or an A-B-A-B pattern,
-//!   asks for the next request to be sent with tool choice "none", so the model has to
-//!   answer in text.
+//!   order) from the earlier result instead of running it again, as long as nothing that
+//!   could change the outcome happened in between: only that same call, failures, or
+//!   tools that only look (a test run after an edit does run again);
+//! - after the third identical call, the same failing call twice, or a cycle of two or
+//!   three calls made twice over (A-B-A-B, A-B-C-A-B-C), asks for the next request to be
+//!   sent with tool choice "none", so the model has to answer in text.
 
 use crate::item::ToolResultStatus;
 use serde_json::Value;
@@ -25,6 +25,9 @@ const REPEAT_NOTE: &str = "[this call is identical to an earlier one";
 struct Record {
     key: String,
     status: ToolResultStatus,
+    /// Whether it may have changed something: it succeeded and its tool does more than
+    /// look.
+    changes: bool,
     /// The result the call really produced (for a repeat: the earlier one's).
     content: String,
 }
@@ -70,7 +73,7 @@ impl LoopGuard {
         let last = self.records.iter().rposition(|r| r.key == key)?;
         let unchanged = self.records[last + 1..]
             .iter()
-            .all(|r| r.key == key || r.status != ToolResultStatus::Success);
+            .all(|r| r.key == key || !r.changes);
         if !unchanged {
             return None;
         }
@@ -79,7 +82,14 @@ impl LoopGuard {
     }
 
     /// Records a call's result (also a repeated one, which keeps the original result).
-    pub fn record(&mut self, key: String, status: ToolResultStatus, content: &str) {
+    /// `read_only`: the call's tool only looks (see [`crate::Tool::read_only`]).
+    pub fn record(
+        &mut self,
+        key: String,
+        status: ToolResultStatus,
+        content: &str,
+        read_only: bool,
+    ) {
         let earlier = self.records.iter().rev().find(|r| r.key == key);
         let content = match earlier {
             Some(earlier) if content.starts_with(REPEAT_NOTE) => earlier.content.clone(),
@@ -87,6 +97,7 @@ impl LoopGuard {
         };
         self.records.push(Record {
             key,
+            changes: status == ToolResultStatus::Success && !read_only,
             status,
             content,
         });
@@ -121,12 +132,27 @@ impl LoopGuard {
         if failed >= 2 {
             return Some(format!("the same failing `{name}` call was made twice"));
         }
-        if let [.., a, b, c, d] = self.records.as_slice() {
-            if a.key == c.key && b.key == d.key && a.key != b.key {
-                return Some("the same two calls alternate (A-B-A-B)".to_owned());
-            }
+        (2..=3).find_map(|len| self.cycle(len))
+    }
+}
+
+impl LoopGuard {
+    /// The last `len` calls repeat the `len` before them, and are not all one call.
+    fn cycle(&self, len: usize) -> Option<String> {
+        let n = self.records.len();
+        if n < 2 * len {
+            return None;
         }
-        None
+        let (before, after) = (
+            &self.records[n - 2 * len..n - len],
+            &self.records[n - len..],
+        );
+        let repeats = before.iter().zip(after).all(|(a, b)| a.key == b.key);
+        let varied = after.iter().any(|r| r.key != after[0].key);
+        (repeats && varied).then(|| match len {
+            2 => "the same two calls alternate (A-B-A-B)".to_owned(),
+            _ => format!("the same {len} calls repeat in a cycle"),
+        })
     }
 }
 
@@ -186,15 +212,15 @@ mod tests {
         let mut g = LoopGuard::new();
         let key = call_key("read_file", r#"{"path": "NOTE.txt"}"#);
         assert!(g.repeat_of(&key).is_none());
-        g.record(key.clone(), Success, "The word is MANGO.");
+        g.record(key.clone(), Success, "The word is MANGO.", true);
         let (again, status) = g.repeat_of(&key).unwrap();
         assert!(again.contains("identical") && again.contains("MANGO"));
         assert_eq!(status, Success);
-        g.record(key.clone(), status, &again);
+        g.record(key.clone(), status, &again, true);
         let (third, _) = g.repeat_of(&key).unwrap();
         assert_eq!(third.matches("identical").count(), 1, "not nested: {third}");
         assert!(g.stop_reason().is_none());
-        g.record(key.clone(), status, &third);
+        g.record(key.clone(), status, &third, true);
         assert!(g.stop_reason().unwrap().contains("three times"));
     }
 
@@ -202,31 +228,84 @@ mod tests {
     fn a_call_after_a_change_runs_again() {
         let mut g = LoopGuard::new();
         let test = call_key("shell", r#"{"command": "cargo test"}"#);
-        g.record(test.clone(), Success, "1 failed");
-        g.record(call_key("edit", r#"{"path": "a"}"#), Success, "ok");
+        g.record(test.clone(), Success, "1 failed", false);
+        g.record(call_key("edit", r#"{"path": "a"}"#), Success, "ok", false);
         assert!(g.repeat_of(&test).is_none());
         // A failure in between changes nothing.
-        g.record(test.clone(), Success, "ok");
-        g.record(call_key("edit", r#"{"path": "b"}"#), Error, "not found");
+        g.record(test.clone(), Success, "ok", false);
+        g.record(
+            call_key("edit", r#"{"path": "b"}"#),
+            Error,
+            "not found",
+            false,
+        );
         assert!(g.repeat_of(&test).is_some());
+    }
+
+    #[test]
+    fn calls_that_only_look_in_between_change_nothing() {
+        let mut g = LoopGuard::new();
+        let page = |n: u32| {
+            call_key(
+                "read_file",
+                &format!(r#"{{"path": "a.py", "offset": {n}}}"#),
+            )
+        };
+        for n in [2, 3, 4] {
+            g.record(page(n), Success, "line", true);
+        }
+        assert!(
+            g.repeat_of(&page(2)).is_some(),
+            "pages 3 and 4 changed nothing"
+        );
+        g.record(
+            call_key("write_file", r#"{"path": "a.py"}"#),
+            Success,
+            "ok",
+            false,
+        );
+        assert!(
+            g.repeat_of(&page(2)).is_none(),
+            "a write in between may have"
+        );
+    }
+
+    #[test]
+    fn a_cycle_of_three_calls_made_twice_stops_tools() {
+        let mut g = LoopGuard::new();
+        let keys = [
+            call_key("ls", "{}"),
+            call_key("glob", "{}"),
+            call_key("grep", "{}"),
+        ];
+        for key in keys.iter().chain(&keys[..2]) {
+            g.record(key.clone(), Success, "x", false);
+        }
+        assert!(g.stop_reason().is_none());
+        g.record(keys[2].clone(), Success, "x", false);
+        assert!(
+            g.stop_reason().unwrap().contains("3 calls repeat"),
+            "{:?}",
+            g.stop_reason()
+        );
     }
 
     #[test]
     fn the_same_failure_twice_and_alternation_stop_tools() {
         let mut g = LoopGuard::new();
         let bad = call_key("edit", r#"{"path": "a", "old": "x"}"#);
-        g.record(bad.clone(), Error, "not found");
+        g.record(bad.clone(), Error, "not found", false);
         assert!(g.stop_reason().is_none());
-        g.record(bad, Error, "not found");
+        g.record(bad, Error, "not found", false);
         assert!(g.stop_reason().unwrap().contains("failing"));
 
         let mut g = LoopGuard::new();
         let (a, b) = (call_key("ls", "{}"), call_key("glob", "{}"));
         for key in [&a, &b, &a] {
-            g.record(key.clone(), Success, "x");
+            g.record(key.clone(), Success, "x", true);
         }
         assert!(g.stop_reason().is_none());
-        g.record(b, Success, "x");
+        g.record(b, Success, "x", true);
         assert!(g.stop_reason().unwrap().contains("A-B-A-B"));
     }
 

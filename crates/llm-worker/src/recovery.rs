@@ -62,6 +62,53 @@ pub fn recover(text: &str, offered: &[String]) -> Option<Recovered> {
     None
 }
 
+/// Most closing brackets [`close_cut_call`] adds.
+const CUT_CLOSERS_MAX: usize = 2;
+
+/// `text` with the closing brackets its last call-shaped place lacks, when the answer
+/// ended (the model stopped on its own) right after a complete value inside it.
+///
+/// Small models end a call one brace short: `…"new_string": "9090"}` and then stop, where
+/// `}}` was due. Only brackets are added, at most [`CUT_CLOSERS_MAX`], and only when the
+/// text does not end inside a string, so no value the model wrote is changed or
+/// completed. An answer cut by the output limit is not the model's end and is left alone.
+pub fn close_cut_call(text: &str) -> Option<String> {
+    let (_, region) = next_region(text, 0)?;
+    if region.closing != Closing::Open {
+        return None;
+    }
+    let body = text[region.body.0..].trim_end();
+    let mut open = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in body.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => open.push('}'),
+            '[' => open.push(']'),
+            '}' | ']' if open.pop() != Some(c) => return None,
+            _ => {}
+        }
+    }
+    let complete_value_last = body.ends_with(['}', ']', '"'])
+        || body.ends_with(|c: char| c.is_ascii_digit())
+        || ["true", "false", "null"].iter().any(|w| body.ends_with(w));
+    if in_string || open.is_empty() || open.len() > CUT_CLOSERS_MAX || !complete_value_last {
+        return None;
+    }
+    let mut closed = text.trim_end().to_owned();
+    closed.extend(open.iter().rev());
+    Some(closed)
+}
+
 /// Whether `text` holds a place with calls that is complete and followed by the start of
 /// another: the model goes on writing calls it cannot use, so the answer can end there.
 fn writes_past_a_call(text: &str, offered: &[String]) -> bool {

@@ -465,3 +465,34 @@ fn an_answer_that_writes_one_line_over_and_over_is_cut() {
         assert!(!f.saturated(), "{pieces:?}");
     }
 }
+
+#[test]
+fn a_call_left_a_brace_short_is_closed_and_nothing_else() {
+    // Qwen2.5-Coder-0.5B's answer, verbatim: the outer object never closes.
+    let cut = r#"{"name": "edit", "arguments": {"path": "/etc/nginx/nginx.conf", "old_string": "server { listen 80; }", "new_string": "server { listen 9090; }"}"#;
+    assert_eq!(calls(cut), None);
+    let closed = close_cut_call(cut).unwrap();
+    assert_eq!(closed, format!("{cut}}}"));
+    assert_eq!(
+        calls(&closed).unwrap().1,
+        one(
+            "edit",
+            r#"{"path":"/etc/nginx/nginx.conf","old_string":"server { listen 80; }","new_string":"server { listen 9090; }"}"#
+        )
+    );
+    let tagged =
+        "<tool_call>\n{\"name\": \"ls\", \"arguments\": {\"path\": \"docs\", \"all\": true\n";
+    assert!(calls(&close_cut_call(tagged).unwrap()).is_some());
+    // Cut inside a string, more than two brackets short, a closed value, a value half
+    // written, a mismatched bracket, or prose: nothing is made up.
+    for text in [
+        r#"{"name": "edit", "arguments": {"path": "a", "new_string": "half"#,
+        r#"{"name": "edit", "arguments": {"path": {"a": ["b""#,
+        r#"{"name": "ls", "arguments": {}}"#,
+        r#"{"name": "ls", "arguments": {"path": "#,
+        r#"{"name": "ls", "arguments": {"path": "a"]"#,
+        "I would call ls here.",
+    ] {
+        assert_eq!(close_cut_call(text), None, "{text}");
+    }
+}

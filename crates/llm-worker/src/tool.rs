@@ -72,6 +72,11 @@ pub trait Tool: Send + Sync {
     fn rank(&self) -> u32 {
         u32::MAX
     }
+    /// Whether the tool only looks: it changes nothing, so calls to it between two
+    /// identical calls cannot change what the second one would return.
+    fn read_only(&self) -> bool {
+        false
+    }
     async fn execute(
         &self,
         input_json: &str,

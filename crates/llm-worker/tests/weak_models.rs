@@ -20,6 +20,9 @@ impl Tool for Notes {
     fn description(&self) -> &str {
         "Read a file"
     }
+    fn read_only(&self) -> bool {
+        true
+    }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {
             "path": {"type": "string"},
@@ -167,6 +170,25 @@ async fn calls_written_as_text_run_in_every_form() {
             "{second}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_call_the_model_ended_a_brace_short_runs_unless_the_output_limit_cut_it() {
+    let short = r#"{"name": "read_file", "arguments": {"path": "NOTE.txt"}"#;
+    let mut r = run();
+    r.server.push(Turn::text(short));
+    r.server.push(Turn::text("The word is MANGO."));
+    r.completed_turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "the closed call ran");
+    // Cut by the output limit, the same text is not the model's end: it stays text.
+    let mut r = run();
+    r.server
+        .push(Turn::text(short).with_finish(saki_testkit::Finish::MaxTokens));
+    for _ in 0..3 {
+        r.server.push(Turn::text("MANGO"));
+    }
+    r.turn().await;
+    assert!(r.ran.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -421,6 +443,30 @@ async fn identical_calls_in_one_response_run_once() {
         results[1].contains("identical") && results[1].contains("The secret word"),
         "{}",
         results[1]
+    );
+}
+
+#[tokio::test]
+async fn a_read_asked_for_again_after_other_reads_is_a_repeat() {
+    // Paging through a file and back: the reads in between changed nothing.
+    let mut r = run();
+    for path in ["NOTE.txt", "other.txt", "NOTE.txt"] {
+        r.server.push(Turn::new().with_tool_call(
+            "c1",
+            "read_file",
+            &format!(r#"{{"path": "{path}"}}"#),
+        ));
+    }
+    r.server.push(Turn::text("MANGO"));
+    let outcome = r.completed_turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 2, "the third read is answered");
+    let results = r.results();
+    assert!(results[2].contains("identical"), "{}", results[2]);
+    assert_eq!(outcome.requests, 4);
+    let last = &r.server.requests()[3].body;
+    assert!(
+        last.get("tools").is_none(),
+        "the answer is asked for: {last}"
     );
 }
 

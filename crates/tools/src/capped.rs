@@ -67,6 +67,9 @@ impl Tool for Capped {
     fn rank(&self) -> u32 {
         self.inner.rank()
     }
+    fn read_only(&self) -> bool {
+        self.inner.read_only()
+    }
     fn description(&self) -> &str {
         self.inner.description()
     }

@@ -2,6 +2,7 @@
 
 use crate::atomic::write_atomic;
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
+use crate::echo::{echo_error, echoed_note};
 use crate::edit_match::loose_edit;
 use crate::suggest::scope_failure;
 use crate::workspace::Workspace;
@@ -30,6 +31,9 @@ impl Tool for ReadFile {
     }
     fn rank(&self) -> u32 {
         crate::rank_of(self.name())
+    }
+    fn read_only(&self) -> bool {
+        true
     }
     fn description(&self) -> &str {
         "Read a text file, or view an image (PNG, JPEG, GIF, WebP). Optional offset (first line, 1-based) and limit (number of lines) for large files."
@@ -105,6 +109,15 @@ fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> 
     let total = lines.len();
     let mut first = offset.max(1);
     let mut note = String::new();
+    if first == total + 1 && total > 0 {
+        // The next page after the last one: a reader going page by page has finished.
+        // Showing the file again would start it over from the top.
+        return ToolOutput::new(format!(
+            "[end of file: it has {total} lines, and offset {first} is just past the last \
+             one; nothing more to read]"
+        ))
+        .with_summary("0 lines".to_owned());
+    }
     if first > total.max(1) {
         // Small models send a made-up offset for a file they have not seen; the file
         // itself serves them better than an empty answer.
@@ -137,6 +150,11 @@ fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> 
             "[...truncated: showing lines {first}-{last} of {total}; use offset={} to read more]",
             last + 1
         ));
+    } else if first > 1 {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("[end of file: line {total} is the last]"));
     } else if first == 1 && total > 1 {
         // Models this small cannot count lines; the whole file's count is one fact they
         // are often asked for.
@@ -147,6 +165,9 @@ fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> 
     }
     ToolOutput::new(out).with_summary(summary)
 }
+
+/// The most of a file read to see whether it already holds a tool-result note.
+const ECHO_CHECK_MAX_BYTES: u64 = 16 << 20;
 
 #[derive(Deserialize)]
 struct WriteArgs {
@@ -185,6 +206,15 @@ impl Tool for WriteFile {
             return Err(failed(format!("{} is a directory", args.path)));
         }
         let existed = path.exists();
+        // The file's own text is read only when the new text holds a note at all.
+        if echoed_note(&args.content, "").is_some() {
+            let before = crate::common::read_regular_at_most(&path, ECHO_CHECK_MAX_BYTES)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            if let Some(note) = echoed_note(&args.content, &before) {
+                return Err(failed(echo_error(&args.path, note)));
+            }
+        }
         write_atomic(&path, args.content.as_bytes())
             .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
         let verb = if existed { "overwrote" } else { "created" };
@@ -246,6 +276,9 @@ impl Tool for Edit {
             return Err(failed(format!("{} is a binary file", args.path)));
         }
         let before = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(note) = echoed_note(&args.new_string, &before) {
+            return Err(failed(echo_error(&args.path, note)));
+        }
         let mut loose_note = None;
         let (after, count) = if args.old_string.is_empty() {
             (append_line(&before, &args.new_string), 1)

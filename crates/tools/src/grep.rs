@@ -151,6 +151,9 @@ impl Tool for Grep {
     fn rank(&self) -> u32 {
         crate::rank_of(self.name())
     }
+    fn read_only(&self) -> bool {
+        true
+    }
     fn description(&self) -> &str {
         "Search file contents with a regular expression, respecting .gitignore. Output: path:line:text."
     }

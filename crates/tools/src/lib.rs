@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod blocking;
 pub mod capped;
 pub mod common;
+pub mod echo;
 pub mod edit_match;
 mod files;
 pub mod grants;

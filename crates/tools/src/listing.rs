@@ -72,6 +72,9 @@ impl Tool for Ls {
     fn rank(&self) -> u32 {
         crate::rank_of(self.name())
     }
+    fn read_only(&self) -> bool {
+        true
+    }
     fn description(&self) -> &str {
         "List a directory (default: the workspace root). Directories end with /."
     }
@@ -155,6 +158,9 @@ impl Tool for Glob {
     }
     fn rank(&self) -> u32 {
         crate::rank_of(self.name())
+    }
+    fn read_only(&self) -> bool {
+        true
     }
     fn description(&self) -> &str {
         "Find files by glob pattern (e.g. **/*.rs), respecting .gitignore. Paths are relative to the search directory."

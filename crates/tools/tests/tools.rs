@@ -106,6 +106,26 @@ async fn read_file_forgives_what_small_models_get_wrong() {
         ),
         "{out}"
     );
+    // Reading page by page: the last page says so, and the page after it is empty.
+    let out = f
+        .call(
+            "read_file",
+            json!({"path": "src/main.rs", "offset": 3, "limit": 1}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out, "}\n[end of file: line 3 is the last]");
+    let out = f
+        .call(
+            "read_file",
+            json!({"path": "src/main.rs", "offset": 4, "limit": 1}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("[end of file: it has 3 lines, and offset 4 is just past"),
+        "{out}"
+    );
     // No overflow for a limit at the top of the range.
     let out = f
         .call(
@@ -114,7 +134,10 @@ async fn read_file_forgives_what_small_models_get_wrong() {
         )
         .await
         .unwrap();
-    assert_eq!(out, "    println!(\"hi\");\n}\n");
+    assert_eq!(
+        out,
+        "    println!(\"hi\");\n}\n[end of file: line 3 is the last]"
+    );
     // A directory given to read_file is listed; a file given to ls is described.
     let out = f.call("read_file", json!({"path": "src"})).await.unwrap();
     assert_eq!(
@@ -505,6 +528,46 @@ async fn edit_with_an_empty_old_string_appends_a_line() {
         std::fs::read_to_string(ws.join("raw.txt")).unwrap(),
         "no newline\nnext"
     );
+}
+
+#[tokio::test]
+async fn a_tool_result_written_back_into_a_file_is_refused() {
+    // What Qwen2.5-Coder-0.5B did to TODO.md: its read, then its write's own result.
+    let f = fixture();
+    let ws = f.ws();
+    let original = "# TODO\n- write tests\n";
+    std::fs::write(ws.join("TODO.md"), original).unwrap();
+    for content in [
+        "write tests\n[2 lines in all]",
+        "overwrote TODO.md (28 bytes)",
+    ] {
+        let err = f
+            .call("write_file", json!({"path": "TODO.md", "content": content}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("a note from a tool result"), "{err}");
+    }
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "TODO.md", "old_string": "- write tests",
+                   "new_string": "- write tests\n[...truncated: showing lines 1-1 of 2; use offset=2 to read more]"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("refused to write TODO.md"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("TODO.md")).unwrap(),
+        original
+    );
+    // A file that already documents a note keeps being editable.
+    std::fs::write(ws.join("notes.md"), "Reads end with:\n[3 lines in all]\n").unwrap();
+    f.call(
+        "write_file",
+        json!({"path": "notes.md", "content": "Whole reads end with:\n[3 lines in all]\n"}),
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]

@@ -2,8 +2,8 @@
 //! decided, and recovered calls become tool-use blocks.
 
 use super::{
-    recover, settle, starts_list_of_objects, unknown_call, writes_past_a_call, Recovered,
-    CALL_FENCES, OPEN_TAG,
+    close_cut_call, recover, settle, starts_list_of_objects, unknown_call, writes_past_a_call,
+    Recovered, CALL_FENCES, OPEN_TAG,
 };
 use saki_llm_client::{
     generate_call_id, BlockDelta, BlockMetadata, BlockStart, BlockStop, BlockType, DeltaContent,
@@ -273,7 +273,12 @@ impl CallFilter {
                     status.status,
                     ResponseStatus::Completed | ResponseStatus::Incomplete
                 );
-                if recoverable && !self.native_calls && self.try_recover(out) {
+                let stopped = status.status == ResponseStatus::Completed
+                    && !matches!(
+                        status.stop_reason,
+                        Some(StopReason::MaxTokens | StopReason::ContentFilter)
+                    );
+                if recoverable && !self.native_calls && self.try_recover(out, stopped) {
                     let mut status = status.clone();
                     status.stop_reason = Some(StopReason::ToolUse);
                     out.push(Event::Status(status));
@@ -321,8 +326,15 @@ impl CallFilter {
     }
 
     /// At the end of a response without native calls: the held text as calls, if it is.
-    fn try_recover(&mut self, out: &mut Vec<Event>) -> bool {
-        let held = &self.text[self.released..];
+    /// `stopped`: the model ended the answer itself, so a call it left a bracket or two
+    /// short is closed (see [`close_cut_call`]).
+    fn try_recover(&mut self, out: &mut Vec<Event>, stopped: bool) -> bool {
+        let as_written = &self.text[self.released..];
+        let as_written_holds_calls = recover(as_written, &self.offered).is_some();
+        let closed = (stopped && !as_written_holds_calls)
+            .then(|| close_cut_call(as_written))
+            .flatten();
+        let held = closed.as_deref().unwrap_or(as_written);
         let unknown = || {
             let whole = self.unknown_calls && self.text[..self.released].trim().is_empty();
             whole.then(|| unknown_call(held, &self.offered)).flatten()

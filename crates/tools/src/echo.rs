@@ -1,0 +1,105 @@
+//! Tool-result text written back into a file.
+//!
+//! A small model asked to change a file sometimes writes what a tool told it rather than
+//! the file's text: `read_file`'s `[2 lines in all]` after the lines it read, or a whole
+//! file replaced by `overwrote TODO.md (28 bytes)`. Written, that destroys the file. These
+//! notes are saki's own and never part of a file, so a write that would add one is
+//! refused with an error the model can act on.
+//!
+//! A line counts only when it is the whole line (a test that quotes a note inside a
+//! string literal is left alone) and when the file does not already hold it (a file that
+//! documents the notes can still be edited).
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Lines saki adds to tool results (see `files::render_lines`, `capped`, the loop guard
+/// and the argument check in `saki_llm_worker`).
+static NOTE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^\[(?:\d+ lines in all\]",
+        r"|\.\.\.truncated: ",
+        r"|end of file: ",
+        r"|offset \d+ is past the end of this ",
+        r"|this call is identical to an earlier one",
+        r"|old_string was not in the file verbatim",
+        r"|ignored unknown argument)",
+    ))
+    .ok()
+});
+
+/// What a write or an edit says when it is done: a file whose whole text is one of these
+/// is an echo of a result.
+static RESULT_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:(?:created|overwrote|deleted) \S.* \(\d+ bytes\)",
+        r"|appended a line to \S.*",
+        r"|\d+ replacements? in \S.*)$",
+    ))
+    .ok()
+});
+
+/// The first line of `new_text` that is a tool-result note and not already in `before`.
+pub fn echoed_note<'a>(new_text: &'a str, before: &str) -> Option<&'a str> {
+    let whole = new_text.trim();
+    if RESULT_LINE.as_ref().is_some_and(|r| r.is_match(whole)) && !before.contains(whole) {
+        return Some(whole);
+    }
+    let note = NOTE_LINE.as_ref()?;
+    new_text
+        .lines()
+        .map(str::trim)
+        .find(|line| note.is_match(line) && !before.lines().any(|b| b.trim() == *line))
+}
+
+/// The error for a write that would put `note` into `path`.
+pub fn echo_error(path: &str, note: &str) -> String {
+    format!(
+        "refused to write {path}: the text holds `{note}`, which is a note from a tool \
+         result, not part of any file. Write only the file's own text."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_and_results_written_back_are_found() {
+        let read = "write tests\n[2 lines in all]";
+        assert_eq!(echoed_note(read, "# TODO\n"), Some("[2 lines in all]"));
+        assert_eq!(
+            echoed_note("overwrote TODO.md (28 bytes)", "x"),
+            Some("overwrote TODO.md (28 bytes)")
+        );
+        assert_eq!(
+            echoed_note("appended a line to TODO.md\n", ""),
+            Some("appended a line to TODO.md")
+        );
+        let paged = "x = 1\n[...truncated: showing lines 2-2 of 3; use offset=3 to read more]";
+        assert!(echoed_note(paged, "").is_some());
+        assert!(echoed_note("}\n[end of file: line 3 is the last]", "").is_some());
+    }
+
+    #[test]
+    fn ordinary_text_and_notes_the_file_already_has_are_left_alone() {
+        assert_eq!(echoed_note("# TODO\n- buy milk\n", "# TODO\n"), None);
+        // Quoted inside a line, as a test of saki would.
+        assert_eq!(
+            echoed_note(r#"assert_eq!(out, "a\n[3 lines in all]");"#, ""),
+            None
+        );
+        assert_eq!(echoed_note("[link]: https://example.com", ""), None);
+        assert_eq!(
+            echoed_note("created the parser (12 bytes)", ""),
+            Some("created the parser (12 bytes)")
+        );
+        let doc = "Output ends with:\n[12 lines in all]\n";
+        assert_eq!(
+            echoed_note("Output ends with:\n[12 lines in all]\nmore\n", doc),
+            None
+        );
+        // A file that is more than the result line is a file.
+        assert_eq!(echoed_note("created x (1 bytes)\nand more", ""), None);
+    }
+}
