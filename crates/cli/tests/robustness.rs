@@ -258,5 +258,8 @@ fn a_read_file_limit_at_the_integer_maximum_is_read_not_a_panic() {
         .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
         .unwrap();
     assert_eq!(result["item"]["status"], "success");
-    assert_eq!(result["item"]["output"], "two\nthree\n");
+    assert_eq!(
+        result["item"]["output"],
+        "two\nthree\n[end of file: line 3 is the last]"
+    );
 }

@@ -12,6 +12,7 @@ pub mod handler;
 pub mod hook;
 pub mod image;
 pub mod interceptor;
+mod invented;
 pub mod item;
 pub mod loop_guard;
 pub mod recovery;

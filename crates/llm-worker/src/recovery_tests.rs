@@ -467,6 +467,49 @@ fn an_answer_that_writes_one_line_over_and_over_is_cut() {
 }
 
 #[test]
+fn an_answer_looping_inside_one_line_is_cut_and_its_half_call_never_runs() {
+    // Qwen2.5-Coder-0.5B after a good append: an invented call, then a write whose
+    // content repeats until the output limit, in one JSON string (no line ends).
+    let start = "{\"name\": \"append_line\", \"arguments\": {\"path\": \"TODO.md\"}}\n\
+                 {\"name\": \"edit\", \"arguments\": {\"path\": \"TODO.md\", \"old_string\": \"\", \
+                 \"new_string\": \"";
+    let mut pieces = vec![start.to_owned()];
+    pieces.extend(std::iter::repeat_n(
+        "# TODO\\n\\n- write tests\\n\\n".to_owned(),
+        60,
+    ));
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut f = CallFilter::new(offered());
+    let mut out = Vec::new();
+    let mut fed = 0;
+    for event in text_events(&pieces) {
+        f.push(event, &mut out);
+        fed += 1;
+        if f.saturated() {
+            break;
+        }
+    }
+    assert!(
+        f.saturated() && fed < pieces.len(),
+        "cut after {fed} events"
+    );
+    f.finish(&mut out);
+    assert!(
+        tool_starts(&out).is_empty(),
+        "the cut call is not run: {out:?}"
+    );
+    // Prose, code and a table that only look alike are read to the end.
+    let table: String = (0..80).map(|i| format!("| row {i} | 0 | 0 |\n")).collect();
+    let code: String = (0..60)
+        .map(|i| format!("let x{i} = [0, 0, 0, 0];\n"))
+        .collect();
+    for text in [table, code] {
+        let (_, _, f) = filter(text_events(&[&text]));
+        assert!(!f.saturated(), "{text}");
+    }
+}
+
+#[test]
 fn a_call_left_a_brace_short_is_closed_and_nothing_else() {
     // Qwen2.5-Coder-0.5B's answer, verbatim: the outer object never closes.
     let cut = r#"{"name": "edit", "arguments": {"path": "/etc/nginx/nginx.conf", "old_string": "server { listen 80; }", "new_string": "server { listen 9090; }"}"#;

@@ -262,6 +262,18 @@ fn describe(property: Option<&Value>) -> String {
     text
 }
 
+/// What a tool's arguments should look like (see [`shape`]); `None` for a schema
+/// without properties.
+pub fn shape_of(schema: &Value) -> Option<String> {
+    let properties = schema.get("properties").and_then(Value::as_object)?;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    Some(shape(properties, &required))
+}
+
 /// `{"path": <string>, "limit"?: <integer>}`: what the arguments should look like,
 /// required fields first.
 fn shape(properties: &Map<String, Value>, required: &[&str]) -> String {

@@ -103,7 +103,8 @@ pub enum ArgumentError {
     #[error("unknown tool `{name}`; {suggestion}available tools: {available}")]
     UnknownTool {
         name: String,
-        /// Empty, or "did you mean" the one offered tool the arguments fit, as a call.
+        /// Empty, or "did you mean" the one offered tool the arguments fit, as a call, or
+        /// else the one whose description uses the invented name's verb.
         suggestion: String,
         available: String,
     },
@@ -179,18 +180,30 @@ impl ToolServer {
     /// arguments fit exactly (every required field, no other), written as the call to
     /// make. Small models invent a name (`run`, `append_line`) but often the right
     /// arguments, and copy a call they are shown better than they follow a list.
-    fn suggest_for(&self, input: &serde_json::Value) -> String {
-        let mut fitting = self
-            .ordered()
-            .into_iter()
+    ///
+    /// Failing that, the one tool whose description uses the verb the invented name
+    /// starts with, quoting it with the arguments it takes (see [`crate::invented`]).
+    fn suggest_for(&self, invented: &str, input: &serde_json::Value) -> String {
+        let tools = self.ordered();
+        let mut fitting = tools
+            .iter()
             .filter(|t| crate::schema::fits(&t.input_schema(), input));
-        match (fitting.next(), fitting.next()) {
-            (Some(tool), None) => format!(
+        if let (Some(tool), None) = (fitting.next(), fitting.next()) {
+            return format!(
                 "did you mean `{name}`? Call it as {{\"name\": \"{name}\", \"arguments\": {input}}}; ",
                 name = tool.name()
-            ),
-            _ => String::new(),
+            );
         }
+        let described = tools.iter().map(|t| (t.name(), t.description()));
+        let Some((name, sentence)) = crate::invented::tool_for_verb(invented, described) else {
+            return String::new();
+        };
+        let shape = self
+            .get(name)
+            .and_then(|t| crate::schema::shape_of(&t.input_schema()))
+            .map(|shape| format!(" Its arguments: {shape}"))
+            .unwrap_or_default();
+        format!("`{name}` does that: \"{sentence}\"{shape}; ")
     }
 
     /// Parses a call's arguments and checks them against the tool's schema (see
@@ -208,7 +221,7 @@ impl ToolServer {
         let Some(tool) = self.get(name) else {
             return Err(ArgumentError::UnknownTool {
                 name: name.to_owned(),
-                suggestion: self.suggest_for(&input),
+                suggestion: self.suggest_for(name, &input),
                 available: self.names().join(", "),
             });
         };
@@ -244,15 +257,15 @@ impl ToolServer {
 mod tests {
     use super::*;
 
-    /// A tool with a name, a rank and a schema, and nothing to do.
-    struct Fake(&'static str, u32, serde_json::Value);
+    /// A tool with a name, a rank, a schema and a description, and nothing to do.
+    struct Fake(&'static str, u32, serde_json::Value, &'static str);
 
     fn ranked(name: &'static str, rank: u32) -> Fake {
-        Fake(name, rank, serde_json::json!({"type": "object"}))
+        Fake(name, rank, serde_json::json!({"type": "object"}), "")
     }
 
     fn shaped(name: &'static str, schema: serde_json::Value) -> Fake {
-        Fake(name, u32::MAX, schema)
+        Fake(name, u32::MAX, schema, "")
     }
 
     #[async_trait::async_trait]
@@ -261,7 +274,7 @@ mod tests {
             self.0
         }
         fn description(&self) -> &str {
-            ""
+            self.3
         }
         fn input_schema(&self) -> serde_json::Value {
             self.2.clone()
@@ -354,5 +367,46 @@ mod tests {
                 "{args}"
             );
         }
+    }
+
+    #[test]
+    fn an_invented_tool_named_for_what_a_real_one_does_is_pointed_to_it() {
+        let mut server = ToolServer::new();
+        let edit = serde_json::json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "old_string": {"type": "string"},
+            "new_string": {"type": "string"}, "replace_all": {"type": "boolean"}
+        }, "required": ["path", "old_string", "new_string"]});
+        server
+            .register(Arc::new(Fake(
+                "edit",
+                1,
+                edit,
+                "Replace an exact string in a file. An empty old_string appends new_string.",
+            )))
+            .unwrap();
+        server
+            .register(Arc::new(Fake(
+                "shell",
+                0,
+                serde_json::json!({"type": "object"}),
+                "Run a bash command.",
+            )))
+            .unwrap();
+        let error =
+            |name: &str, args: &str| server.check_arguments(name, args).unwrap_err().to_string();
+        assert_eq!(
+            error(
+                "append_line",
+                r#"{"path": "TODO.md", "line": "- buy milk"}"#
+            ),
+            "unknown tool `append_line`; `edit` does that: \"An empty old_string appends \
+             new_string.\" Its arguments: {\"path\": <string>, \"old_string\": <string>, \
+             \"new_string\": <string>, \"replace_all\"?: <boolean>}; available tools: shell, edit"
+        );
+        assert!(error("run_calc.py", "{}").contains("`shell` does that: \"Run a bash command.\"; "));
+        assert_eq!(
+            error("todo_comments", r#"{"count": 1}"#),
+            "unknown tool `todo_comments`; available tools: shell, edit"
+        );
     }
 }

@@ -454,7 +454,7 @@ async fn a_read_asked_for_again_after_other_reads_is_a_repeat() {
         r.server.push(Turn::new().with_tool_call(
             "c1",
             "read_file",
-            &format!(r#"{{"path": "{path}"}}"#),
+            format!(r#"{{"path": "{path}"}}"#),
         ));
     }
     r.server.push(Turn::text("MANGO"));

@@ -643,3 +643,27 @@ async fn a_glob_that_filters_out_every_match_widens_the_search_with_a_note() {
         .unwrap();
     assert_eq!(out, "no matches");
 }
+
+#[test]
+fn an_invented_tool_is_pointed_to_the_builtin_that_does_what_its_name_says() {
+    let f = fixture();
+    let error = |name: &str, args: &str| {
+        f.server
+            .check_arguments(name, args)
+            .unwrap_err()
+            .to_string()
+    };
+    let append = error(
+        "append_line",
+        r#"{"path": "TODO.md", "line": "- buy milk"}"#,
+    );
+    assert!(
+        append.contains("`edit` does that: \"an empty old_string appends new_string"),
+        "{append}"
+    );
+    let run = error("run_calc.py", r#"{"calc.py": "calc.py"}"#);
+    assert!(
+        run.contains("`shell` does that: \"Run a bash command"),
+        "{run}"
+    );
+}

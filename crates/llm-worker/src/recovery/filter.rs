@@ -150,6 +150,30 @@ fn ends_in_a_loop(text: &str) -> bool {
     last.len() >= SHORTEST && lines.take(TIMES - 1).filter(|l| *l == last).count() == TIMES - 1
 }
 
+/// Whether `text` ends in [`REPEAT_SPAN`] bytes that repeat one piece of at most
+/// [`REPEAT_PERIOD_MAX`] bytes: a small model looping inside one line (a JSON string
+/// that writes `# TODO\n\n- write tests\n\n` until the output limit) never ends a line
+/// for [`ends_in_a_loop`] to see.
+fn ends_in_a_repeat(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let Some(start) = bytes.len().checked_sub(REPEAT_SPAN) else {
+        return false;
+    };
+    (1..=REPEAT_PERIOD_MAX.min(start)).any(|period| {
+        bytes[start..]
+            .iter()
+            .zip(&bytes[start - period..])
+            .all(|(a, b)| a == b)
+    })
+}
+
+/// Bytes of exact repetition that end an answer (about 250 tokens).
+const REPEAT_SPAN: usize = 1024;
+/// The longest piece whose repetition counts.
+const REPEAT_PERIOD_MAX: usize = 256;
+/// How much text arrives between two looks for a repeat.
+const REPEAT_CHECK_EVERY: usize = 128;
+
 /// Holds back text that may be a call written as text, and turns recovered calls into
 /// tool-use blocks, between the client's event stream and the Timeline.
 #[derive(Debug, Default)]
@@ -171,6 +195,10 @@ pub struct CallFilter {
     /// An answer that is only a call to a tool not offered becomes that call (it fails as
     /// unknown; see [`unknown_call`]).
     unknown_calls: bool,
+    /// The text length at which to look for a repeat next.
+    next_repeat_check: usize,
+    /// [`CallFilter::finish`] ended the response: the model did not.
+    cut: bool,
 }
 
 impl CallFilter {
@@ -195,7 +223,7 @@ impl CallFilter {
     }
 
     /// Whether the held text has a complete call and starts another, or the answer writes
-    /// one line over and over: a small model that does that often goes on until its
+    /// one line over and over, or ends in a kilobyte of one repeated piece: a small model that does that often goes on until its
     /// output limit, so the caller may stop reading and [`finish`] (only the first call
     /// counts anyway, see [`recover`]).
     ///
@@ -207,6 +235,7 @@ impl CallFilter {
     /// Ends the response here, as if the server had finished it: the text block closes
     /// with what it has.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
+        self.cut = true;
         if let (Some(index), None) = (self.text_index, &self.held_stop) {
             self.held_stop = Some(BlockStop {
                 index,
@@ -252,6 +281,10 @@ impl CallFilter {
                 if piece.contains('\n') && !self.saturated {
                     self.saturated = ends_in_a_loop(&self.text);
                 }
+                if self.text.len() >= self.next_repeat_check && !self.saturated {
+                    self.next_repeat_check = self.text.len() + REPEAT_CHECK_EVERY;
+                    self.saturated = ends_in_a_repeat(&self.text);
+                }
                 return;
             }
             Event::BlockStop(stop) if Some(stop.index) == self.text_index => {
@@ -273,7 +306,8 @@ impl CallFilter {
                     status.status,
                     ResponseStatus::Completed | ResponseStatus::Incomplete
                 );
-                let stopped = status.status == ResponseStatus::Completed
+                let stopped = !self.cut
+                    && status.status == ResponseStatus::Completed
                     && !matches!(
                         status.stop_reason,
                         Some(StopReason::MaxTokens | StopReason::ContentFilter)
@@ -323,6 +357,7 @@ impl CallFilter {
         self.text.clear();
         self.released = 0;
         self.scanner = Scanner::default();
+        self.next_repeat_check = 0;
     }
 
     /// At the end of a response without native calls: the held text as calls, if it is.
