@@ -134,9 +134,7 @@ impl LoopGuard {
         }
         (2..=3).find_map(|len| self.cycle(len))
     }
-}
 
-impl LoopGuard {
     /// The last `len` calls repeat the `len` before them, and are not all one call.
     fn cycle(&self, len: usize) -> Option<String> {
         let n = self.records.len();

@@ -223,9 +223,9 @@ impl CallFilter {
     }
 
     /// Whether the held text has a complete call and starts another, or the answer writes
-    /// one line over and over, or ends in a kilobyte of one repeated piece: a small model that does that often goes on until its
-    /// output limit, so the caller may stop reading and [`finish`] (only the first call
-    /// counts anyway, see [`recover`]).
+    /// one line over and over, or ends in a kilobyte of one repeated piece: a small model
+    /// that does that often goes on until its output limit, so the caller may stop
+    /// reading and [`finish`] (only the first call counts anyway, see [`recover`]).
     ///
     /// [`finish`]: CallFilter::finish
     pub fn saturated(&self) -> bool {
@@ -365,16 +365,20 @@ impl CallFilter {
     /// short is closed (see [`close_cut_call`]).
     fn try_recover(&mut self, out: &mut Vec<Event>, stopped: bool) -> bool {
         let as_written = &self.text[self.released..];
-        let as_written_holds_calls = recover(as_written, &self.offered).is_some();
-        let closed = (stopped && !as_written_holds_calls)
+        let mut found = recover(as_written, &self.offered);
+        // Only text with no call as written is closed, and only once.
+        let closed = (found.is_none() && stopped)
             .then(|| close_cut_call(as_written))
             .flatten();
         let held = closed.as_deref().unwrap_or(as_written);
+        if closed.is_some() {
+            found = recover(held, &self.offered);
+        }
         let unknown = || {
             let whole = self.unknown_calls && self.text[..self.released].trim().is_empty();
             whole.then(|| unknown_call(held, &self.offered)).flatten()
         };
-        let found = match recover(held, &self.offered) {
+        let found = match found {
             Some(found) => found,
             None => match unknown() {
                 Some(call) => Recovered {
