@@ -183,19 +183,26 @@ impl ToolServer {
     ///
     /// Failing that, the one tool whose description uses the verb the invented name
     /// starts with, quoting it with the arguments it takes (see [`crate::invented`]).
+    ///
+    /// A call is written out for a tool that changes things only when the invented
+    /// name's verb also leads to it: `print {"path", "content"}` fits `write_file`, and
+    /// a model that copies that call overwrites the program it was asked to run.
     fn suggest_for(&self, invented: &str, input: &serde_json::Value) -> String {
         let tools = self.ordered();
+        let described = tools.iter().map(|t| (t.name(), t.description()));
+        let by_verb = crate::invented::tool_for_verb(invented, described);
         let mut fitting = tools
             .iter()
             .filter(|t| crate::schema::fits(&t.input_schema(), input));
         if let (Some(tool), None) = (fitting.next(), fitting.next()) {
-            return format!(
-                "did you mean `{name}`? Call it as {{\"name\": \"{name}\", \"arguments\": {input}}}; ",
-                name = tool.name()
-            );
+            if tool.read_only() || by_verb.is_some_and(|(name, _)| name == tool.name()) {
+                return format!(
+                    "did you mean `{name}`? Call it as {{\"name\": \"{name}\", \"arguments\": {input}}}; ",
+                    name = tool.name()
+                );
+            }
         }
-        let described = tools.iter().map(|t| (t.name(), t.description()));
-        let Some((name, sentence)) = crate::invented::tool_for_verb(invented, described) else {
+        let Some((name, sentence)) = by_verb else {
             return String::new();
         };
         let shape = self
@@ -257,15 +264,16 @@ impl ToolServer {
 mod tests {
     use super::*;
 
-    /// A tool with a name, a rank, a schema and a description, and nothing to do.
-    struct Fake(&'static str, u32, serde_json::Value, &'static str);
+    /// A tool with a name, a rank, a schema, a description and whether it only looks,
+    /// and nothing to do.
+    struct Fake(&'static str, u32, serde_json::Value, &'static str, bool);
 
     fn ranked(name: &'static str, rank: u32) -> Fake {
-        Fake(name, rank, serde_json::json!({"type": "object"}), "")
+        Fake(name, rank, serde_json::json!({"type": "object"}), "", false)
     }
 
-    fn shaped(name: &'static str, schema: serde_json::Value) -> Fake {
-        Fake(name, u32::MAX, schema, "")
+    fn shaped(name: &'static str, schema: serde_json::Value, description: &'static str) -> Fake {
+        Fake(name, u32::MAX, schema, description, false)
     }
 
     #[async_trait::async_trait]
@@ -281,6 +289,9 @@ mod tests {
         }
         fn rank(&self) -> u32 {
             self.1
+        }
+        fn read_only(&self) -> bool {
+            self.4
         }
         async fn execute(&self, _: &str, _: ToolExecutionContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::default())
@@ -323,6 +334,7 @@ mod tests {
                     serde_json::json!({"command": s, "timeout_secs": {"type": "integer"}}),
                     &["command"],
                 ),
+                "Run a bash command.",
             )))
             .unwrap();
         server
@@ -332,6 +344,7 @@ mod tests {
                     serde_json::json!({"path": s, "old_string": s, "new_string": s}),
                     &["path", "old_string", "new_string"],
                 ),
+                "Replace a string; an empty old_string appends new_string.",
             )))
             .unwrap();
         server
@@ -341,19 +354,44 @@ mod tests {
                     serde_json::json!({"path": s, "content": s}),
                     &["path", "content"],
                 ),
+                "Write a file.",
+            )))
+            .unwrap();
+        server
+            .register(Arc::new(Fake(
+                "read_file",
+                u32::MAX,
+                object(serde_json::json!({"file": s}), &["file"]),
+                "Read a text file.",
+                true,
             )))
             .unwrap();
         let error =
             |name: &str, args: &str| server.check_arguments(name, args).unwrap_err().to_string();
         assert_eq!(
             error("run", r#"{"command": "python3 calc.py"}"#),
-            "unknown tool `run`; did you mean `shell`? Call it as {\"name\": \"shell\", \"arguments\": {\"command\":\"python3 calc.py\"}}; available tools: edit, shell, write_file"
+            "unknown tool `run`; did you mean `shell`? Call it as {\"name\": \"shell\", \"arguments\": {\"command\":\"python3 calc.py\"}}; available tools: edit, read_file, shell, write_file"
         );
         assert!(error(
             "append_line",
             r#"{"path": "T.md", "old_string": "", "new_string": "- x"}"#
         )
         .starts_with("unknown tool `append_line`; did you mean `edit`?"));
+        // A tool that only looks is written out whatever the invented name says.
+        assert!(error("show", r#"{"file": "a.py"}"#)
+            .starts_with("unknown tool `show`; did you mean `read_file`?"));
+        // One that changes things only when the name's verb leads to it too: a model
+        // asked to run calc.py must not be handed a call that overwrites it.
+        assert_eq!(
+            error("print", r#"{"path": "calc.py", "content": "6 * 7"}"#),
+            "unknown tool `print`; available tools: edit, read_file, shell, write_file"
+        );
+        assert!(error("write_text", r#"{"path": "a", "content": "b"}"#)
+            .starts_with("unknown tool `write_text`; did you mean `write_file`?"));
+        assert!(
+            error("run_it", r#"{"path": "calc.py", "content": "6 * 7"}"#)
+                .starts_with("unknown tool `run_it`; `shell` does that: \"Run a bash command.\"")
+        );
         // No fit, two fits, a mistyped value, or nothing to go on: only the list.
         for args in [
             r#"{"count": 1}"#,
@@ -363,7 +401,7 @@ mod tests {
         ] {
             assert_eq!(
                 error("todo", args),
-                "unknown tool `todo`; available tools: edit, shell, write_file",
+                "unknown tool `todo`; available tools: edit, read_file, shell, write_file",
                 "{args}"
             );
         }
@@ -382,6 +420,7 @@ mod tests {
                 1,
                 edit,
                 "Replace an exact string in a file. An empty old_string appends new_string.",
+                false,
             )))
             .unwrap();
         server
@@ -390,6 +429,7 @@ mod tests {
                 0,
                 serde_json::json!({"type": "object"}),
                 "Run a bash command.",
+                false,
             )))
             .unwrap();
         let error =

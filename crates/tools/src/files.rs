@@ -288,7 +288,11 @@ impl Tool for Edit {
                 (0, _) => {
                     let Some(loose) = loose_edit(&before, &args.old_string, &args.new_string)
                     else {
-                        return Err(failed(not_found(&args.path, &before)));
+                        return Err(failed(not_found(
+                            &args.path,
+                            &before,
+                            args.new_string.contains(&args.old_string),
+                        )));
                     };
                     loose_note = Some(format!(
                         "[old_string was not in the file verbatim; it matched `{}` on line {} word for word, and only its words were changed]\n",
@@ -357,11 +361,20 @@ const NOT_FOUND_PREVIEW_LINES: usize = 40;
 
 /// The not-found error, with the start of the file so the model can copy the exact
 /// text rather than guess it again.
-fn not_found(path: &str, content: &str) -> String {
+///
+/// `adds_text` (new_string holds old_string): the model meant to add text, not to
+/// change any; models asked to append a line search for the line they are adding, then
+/// replace the nearest line with it. The error says how to append.
+fn not_found(path: &str, content: &str, adds_text: bool) -> String {
     let lines: Vec<&str> = content.lines().collect();
     let shown = lines.len().min(NOT_FOUND_PREVIEW_LINES);
     let mut message = format!(
-        "old_string was not found in {path}; copy the exact text from the file. Its content{}:\n",
+        "old_string was not found in {path}; copy the exact text from the file.{} Its content{}:\n",
+        if adds_text {
+            " To add new_string as a line at the end of the file, call edit with an empty old_string."
+        } else {
+            ""
+        },
         if shown < lines.len() {
             format!(" (first {shown} of {} lines)", lines.len())
         } else {

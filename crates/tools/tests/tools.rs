@@ -606,6 +606,28 @@ async fn edit_not_found_shows_the_text_there_is() {
         .unwrap_err();
     assert!(err.contains("was not found in src/main.rs"), "{err}");
     assert!(err.contains("    println!(\"hi\");\n"), "{err}");
+    assert!(!err.contains("empty old_string"), "{err}");
+}
+
+#[tokio::test]
+async fn edit_looking_for_the_line_it_adds_is_told_how_to_append() {
+    let f = fixture();
+    let before = std::fs::read_to_string(f.ws().join("src/main.rs")).unwrap();
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "buy milk", "new_string": "- buy milk"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("To add new_string as a line at the end of the file, call edit with an empty old_string."),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join("src/main.rs")).unwrap(),
+        before
+    );
 }
 
 #[tokio::test]
