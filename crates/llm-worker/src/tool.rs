@@ -205,12 +205,15 @@ impl ToolServer {
         let Some((name, sentence)) = by_verb else {
             return String::new();
         };
-        let shape = self
+        match self
             .get(name)
             .and_then(|t| crate::schema::shape_of(&t.input_schema()))
-            .map(|shape| format!(" Its arguments: {shape}"))
-            .unwrap_or_default();
-        format!("`{name}` does that: \"{sentence}\"{shape}; ")
+        {
+            Some(shape) => format!(
+                "`{name}` does that (\"{sentence}\"); call it as {{\"name\": \"{name}\", \"arguments\": {shape}}}; "
+            ),
+            None => format!("`{name}` does that: \"{sentence}\"; "),
+        }
     }
 
     /// Parses a call's arguments and checks them against the tool's schema (see
@@ -390,7 +393,7 @@ mod tests {
             .starts_with("unknown tool `write_text`; did you mean `write_file`?"));
         assert!(
             error("run_it", r#"{"path": "calc.py", "content": "6 * 7"}"#)
-                .starts_with("unknown tool `run_it`; `shell` does that: \"Run a bash command.\"")
+                .starts_with("unknown tool `run_it`; `shell` does that (\"Run a bash command.\"); call it as {\"name\": \"shell\", \"arguments\": {\"command\": <string>, \"timeout_secs\"?: <integer>}}; ")
         );
         // No fit, two fits, a mistyped value, or nothing to go on: only the list.
         for args in [
@@ -439,9 +442,10 @@ mod tests {
                 "append_line",
                 r#"{"path": "TODO.md", "line": "- buy milk"}"#
             ),
-            "unknown tool `append_line`; `edit` does that: \"An empty old_string appends \
-             new_string.\" Its arguments: {\"path\": <string>, \"old_string\": <string>, \
-             \"new_string\": <string>, \"replace_all\"?: <boolean>}; available tools: shell, edit"
+            "unknown tool `append_line`; `edit` does that (\"An empty old_string appends \
+             new_string.\"); call it as {\"name\": \"edit\", \"arguments\": {\"path\": <string>, \
+             \"old_string\": <string>, \"new_string\": <string>, \"replace_all\"?: <boolean>}}; \
+             available tools: shell, edit"
         );
         assert!(error("run_calc.py", "{}").contains("`shell` does that: \"Run a bash command.\"; "));
         assert_eq!(

@@ -447,6 +447,22 @@ impl Worker {
                 ResponseStatus::Completed | ResponseStatus::Incomplete => {}
             }
             if calls.is_empty() {
+                // Told once that a tool does not exist, a small model that "answers" with
+                // another invented call is done but cannot say so: its answer is asked
+                // for in text, as after a loop, rather than shown as a JSON object.
+                if self.config.tool_call_recovery
+                    && unknown_call_answered
+                    && guard.stop_reason().is_none()
+                    && !request.tools.is_empty()
+                {
+                    if let Some(name) = only_unknown_call(&response, &request) {
+                        guard.stop_with(format!(
+                            "the answer was only a call to `{name}`, a tool that does not \
+                             exist, after the turn was told which tools do"
+                        ));
+                        continue;
+                    }
+                }
                 match self.turn_end().await {
                     Some(items) => {
                         for item in items {
@@ -559,4 +575,19 @@ pub(crate) struct PendingCall {
     pub(crate) name: String,
     pub(crate) arguments: String,
     pub(crate) ctx: ToolExecutionContext,
+}
+
+/// The invented tool's name when `response`'s whole text is one call to a tool that
+/// `request` did not offer (see [`crate::recovery::unknown_call`]).
+fn only_unknown_call(response: &AssistantResponse, request: &Request) -> Option<String> {
+    let text: String = response
+        .content
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+    crate::recovery::unknown_call(&text, &offered).map(|(name, _)| name)
 }

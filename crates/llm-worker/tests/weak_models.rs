@@ -640,3 +640,50 @@ async fn an_answer_that_only_calls_an_invented_tool_is_answered_as_that_failed_c
         .sum();
     assert_eq!(recovered, 2);
 }
+
+#[tokio::test]
+async fn a_second_invented_call_as_the_whole_answer_is_asked_again_for_text() {
+    let mut r = run();
+    r.server
+        .push(Turn::text(r#"{"name": "run_calc.py", "arguments": {}}"#));
+    r.server
+        .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
+    // Verbatim from Qwen2.5-Coder-0.5B after it had the result it needed.
+    r.server.push(Turn::text(
+        "{\"name\": \"print\", \"arguments\": {\"expression\": \"6 * 7\"}}\n",
+    ));
+    r.server.push(Turn::text("The secret word is MANGO."));
+    r.completed_turn().await;
+    assert_eq!(r.ran.lock().unwrap().len(), 1, "only read_file ran");
+    assert_eq!(
+        r.results().len(),
+        2,
+        "print is never a call: {:?}",
+        r.results()
+    );
+    let requests = r.server.requests();
+    assert_eq!(requests.len(), 4);
+    let last = &requests[3].body;
+    assert!(
+        last.get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "the answer is asked for without tools: {last}"
+    );
+    let asked = last["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(asked.contains("Do not call tools"), "{asked}");
+    assert!(
+        !asked.contains("\"print\""),
+        "the invented answer is not quoted: {asked}"
+    );
+    assert!(r.events().iter().any(|e| matches!(
+        e,
+        WorkerEvent::LoopDetected { reason } if reason.contains("`print`, a tool that does not exist")
+    )));
+    assert!(matches!(
+        r.worker.history().last(),
+        Some(Item::AssistantText { text }) if text == "The secret word is MANGO."
+    ));
+}

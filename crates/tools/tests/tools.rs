@@ -680,12 +680,14 @@ fn an_invented_tool_is_pointed_to_the_builtin_that_does_what_its_name_says() {
         r#"{"path": "TODO.md", "line": "- buy milk"}"#,
     );
     assert!(
-        append.contains("`edit` does that: \"an empty old_string appends new_string"),
+        append.contains("`edit` does that (\"an empty old_string appends new_string"),
         "{append}"
     );
     let run = error("run_calc.py", r#"{"calc.py": "calc.py"}"#);
     assert!(
-        run.contains("`shell` does that: \"Run a bash command"),
+        run.contains("`shell` does that (\"Run a bash command")
+            && run
+                .contains("call it as {\"name\": \"shell\", \"arguments\": {\"command\": <string>"),
         "{run}"
     );
 }
