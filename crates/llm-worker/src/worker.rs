@@ -580,14 +580,6 @@ pub(crate) struct PendingCall {
 /// The invented tool's name when `response`'s whole text is one call to a tool that
 /// `request` did not offer (see [`crate::recovery::unknown_call`]).
 fn only_unknown_call(response: &AssistantResponse, request: &Request) -> Option<String> {
-    let text: String = response
-        .content
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
     let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
-    crate::recovery::unknown_call(&text, &offered).map(|(name, _)| name)
+    crate::recovery::unknown_call(&response.text(), &offered).map(|(name, _)| name)
 }
