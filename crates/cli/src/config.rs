@@ -63,6 +63,10 @@ pub struct ProviderConfig {
     /// Recover tool calls written as text: `auto` (default: on for Chat Completions
     /// servers) or `off`.
     pub tool_call_recovery: Option<Recovery>,
+    /// `tool_calling = "auto" | "native" | "prompted"`: offer tools in the request's tool
+    /// list, or in the system prompt with calls written as JSON text (default: auto,
+    /// prompted for a small model on a local server; see `setup::apply_server_facts`).
+    pub tool_calling: Option<ToolCallingSetting>,
     /// `first_tool_call = "required" | "auto"`: must the first response of a turn be a
     /// tool call (default: auto)?
     pub first_tool_call: Option<FirstToolCall>,
@@ -78,6 +82,15 @@ pub struct ProviderConfig {
 pub enum FirstToolCall {
     Required,
     Auto,
+}
+
+/// `tool_calling = "auto" | "native" | "prompted"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallingSetting {
+    Auto,
+    Native,
+    Prompted,
 }
 
 /// `tool_call_recovery = "auto" | "off"`.
@@ -96,6 +109,8 @@ pub struct ModelConfig {
     pub max_output_tokens: Option<u32>,
     /// Wins over the provider's `tool_call_recovery`.
     pub tool_call_recovery: Option<Recovery>,
+    /// Wins over the provider's `tool_calling`.
+    pub tool_calling: Option<ToolCallingSetting>,
     /// Wins over the provider's `first_tool_call`.
     pub first_tool_call: Option<FirstToolCall>,
     /// Wins over the provider's `lean_tools`.
@@ -311,6 +326,7 @@ impl FileConfig {
             slot.context_window = m.context_window.or(slot.context_window);
             slot.max_output_tokens = m.max_output_tokens.or(slot.max_output_tokens);
             slot.tool_call_recovery = m.tool_call_recovery.or(slot.tool_call_recovery);
+            slot.tool_calling = m.tool_calling.or(slot.tool_calling);
             slot.first_tool_call = m.first_tool_call.or(slot.first_tool_call);
             slot.lean_tools = m.lean_tools.or(slot.lean_tools);
             slot.temperature = m.temperature.or(slot.temperature);
@@ -327,6 +343,7 @@ fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
     slot.model = p.model.or(slot.model.take());
     slot.headers.extend(p.headers);
     slot.tool_call_recovery = p.tool_call_recovery.or(slot.tool_call_recovery);
+    slot.tool_calling = p.tool_calling.or(slot.tool_calling);
     slot.first_tool_call = p.first_tool_call.or(slot.first_tool_call);
     slot.lean_tools = p.lean_tools.or(slot.lean_tools);
 }
@@ -407,6 +424,9 @@ pub struct Resolved {
     /// Recover tool calls written as text (`tool_call_recovery`, model over provider;
     /// `auto` means on for Chat Completions).
     pub tool_call_recovery: bool,
+    /// `tool_calling`, model over provider (`Auto` unless config says otherwise); what the
+    /// session uses is [`Resolved::tool_calling`].
+    pub tool_calling_setting: ToolCallingSetting,
     /// The first response of a turn must be a tool call (`first_tool_call`, model over
     /// provider; default off).
     pub first_tool_call_required: bool,
@@ -418,7 +438,34 @@ pub struct Resolved {
     pub vision: Option<bool>,
 }
 
+/// With `tool_calling = "auto"`, a model with fewer parameters than this, on a local
+/// server that says how many it has, gets its tools in the prompt: Qwen2.5-Coder-0.5B
+/// finished 5 of 12 everyday tasks with its template's tool format and 10 of 12 prompted
+/// (crate README). Models from about 7B follow their template's format.
+pub const PROMPTED_BELOW_PARAMETERS: u64 = 4_000_000_000;
+
 impl Resolved {
+    /// How tools reach the model: `tool_calling` from config, or for `auto` what the
+    /// local server said (a template without tools, or a small model: prompted).
+    pub fn tool_calling(&self) -> saki_llm_client::ToolCalling {
+        use saki_llm_client::ToolCalling;
+        match self.tool_calling_setting {
+            ToolCallingSetting::Native => ToolCalling::Native,
+            ToolCallingSetting::Prompted => ToolCalling::Prompted,
+            ToolCallingSetting::Auto => match self.server {
+                Some(server)
+                    if server.template_tools == Some(false)
+                        || server
+                            .parameters
+                            .is_some_and(|n| n < PROMPTED_BELOW_PARAMETERS) =>
+                {
+                    ToolCalling::Prompted
+                }
+                _ => ToolCalling::Native,
+            },
+        }
+    }
+
     /// Output tokens kept free in the window: the requested bound, else the model's limit
     /// but never more than a quarter of the window (a small local window must stay usable).
     pub fn reserved_output(&self) -> u64 {
@@ -689,6 +736,12 @@ pub fn resolve(
             Some(Recovery::Off) => false,
             Some(Recovery::Auto) | None => wire_api == WireApi::Chat,
         },
+        tool_calling_setting: file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.tool_calling)
+            .or(provider.tool_calling)
+            .unwrap_or(ToolCallingSetting::Auto),
         first_tool_call_required: match file
             .models
             .get(&model_name)

@@ -15,6 +15,7 @@ pub(super) fn builtin(name: &str) -> Option<ProviderConfig> {
             headers: BTreeMap::new(),
             model: model.map(str::to_owned),
             tool_call_recovery: None,
+            tool_calling: None,
             first_tool_call: None,
             lean_tools: None,
         }
@@ -96,6 +97,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         context_window: Some(context_window),
         max_output_tokens: Some(max_output_tokens),
         tool_call_recovery: None,
+        tool_calling: None,
         first_tool_call: None,
         lean_tools: None,
         temperature: None,

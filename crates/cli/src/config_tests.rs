@@ -434,3 +434,55 @@ fn local_servers_get_the_lean_tool_set_unless_config_says_otherwise() {
     assert!(!resolve(&file, &local, &env).unwrap().lean_tools);
     assert!(resolve(&file, &cloud, &env).unwrap().lean_tools);
 }
+
+#[test]
+fn small_local_models_get_prompted_tools_unless_config_says_otherwise() {
+    use saki_llm_client::server_info::{ServerInfo, ServerKind};
+    use saki_llm_client::ToolCalling;
+    let overrides = Overrides {
+        provider: Some("llamacpp".into()),
+        model: Some("local".into()),
+        ..Overrides::default()
+    };
+    let env = env_of(&[]);
+    let server = |parameters, template_tools| ServerInfo {
+        kind: ServerKind::LlamaCpp,
+        context_window: Some(8192),
+        vision: None,
+        parameters,
+        template_tools,
+    };
+    let mut r = resolve(&FileConfig::default(), &overrides, &env).unwrap();
+    assert_eq!(r.tool_calling(), ToolCalling::Native, "no server facts");
+    r.server = Some(server(Some(630_167_424), Some(true)));
+    assert_eq!(r.tool_calling(), ToolCalling::Prompted, "a 0.6B model");
+    r.server = Some(server(Some(7_615_616_512), Some(true)));
+    assert_eq!(r.tool_calling(), ToolCalling::Native, "a 7B model");
+    r.server = Some(server(Some(7_615_616_512), Some(false)));
+    assert_eq!(
+        r.tool_calling(),
+        ToolCalling::Prompted,
+        "a template without tools"
+    );
+    r.server = Some(server(None, None));
+    assert_eq!(
+        r.tool_calling(),
+        ToolCalling::Native,
+        "a server that says nothing"
+    );
+
+    let file = parse("[providers.llamacpp]\ntool_calling = \"native\"\n");
+    let mut r = resolve(&file, &overrides, &env).unwrap();
+    r.server = Some(server(Some(630_167_424), Some(false)));
+    assert_eq!(r.tool_calling(), ToolCalling::Native);
+    let file = parse(
+        "[providers.llamacpp]\ntool_calling = \"native\"\n\
+         [models.local]\ntool_calling = \"prompted\"\n",
+    );
+    assert_eq!(
+        resolve(&file, &overrides, &env).unwrap().tool_calling(),
+        ToolCalling::Prompted,
+        "the model wins, and needs no server facts"
+    );
+    assert!(toml::from_str::<FileConfig>("[models.x]\ntool_calling = \"json\"\n").is_err());
+}

@@ -240,6 +240,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         emit(
             &json!({"type": "turn.started", "provider": resolved.provider, "model": resolved.model,
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
+            "tool_calling": resolved.tool_calling().as_str(),
             "approval": args.run.approval, "cwd": workspace.root(), "session_id": session_id,
             "resumed": !matches!(resume, Resume::New), "sandbox": sandbox}),
         );

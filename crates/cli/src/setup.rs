@@ -193,6 +193,7 @@ pub fn client(resolved: &Resolved) -> Result<Client, ClientError> {
     let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
     config.api_key = resolved.api_key.clone();
     config.extra_headers = resolved.headers.clone();
+    config.tool_calling = resolved.tool_calling();
     Client::new(config)
 }
 
@@ -234,7 +235,9 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     worker.max_output_tokens = args.max_output_tokens.or(resolved.requested_max_output);
     worker.thinking = args.thinking.then(ThinkingConfig::default);
     worker.max_turns = max_turns as usize;
-    worker.tool_call_recovery = resolved.tool_call_recovery;
+    // Prompted calls arrive as text: recovering them is how they become calls.
+    worker.tool_call_recovery = resolved.tool_call_recovery
+        || resolved.tool_calling() == saki_llm_client::ToolCalling::Prompted;
     worker.first_tool_call_required = resolved.first_tool_call_required;
     worker.temperature = resolved.temperature;
     worker.vision = crate::vision::reads_images(resolved);
@@ -507,6 +510,8 @@ mod tests {
                 kind: ServerKind::LlamaCpp,
                 context_window: Some(8192),
                 vision: Some(true),
+                parameters: None,
+                template_tools: None,
             }),
         };
         let settings = resolver

@@ -414,7 +414,9 @@ fn a_local_server_reports_its_real_context_window() {
         .stdout
         .clone();
     assert_eq!(json_lines(&out)[0]["context_window"], 6144);
-    assert_eq!(server.info_requests(), 1);
+    // `/props`, then `/v1/models` for the parameter count (none here: tools stay native).
+    assert_eq!(server.info_requests(), 2);
+    assert_eq!(json_lines(&out)[0]["tool_calling"], "native");
     // A window set in config wins.
     std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
     std::fs::write(

@@ -131,3 +131,92 @@ fn a_local_server_parser_failure_is_tried_again_with_an_alert() {
     assert!(alert["message"].as_str().unwrap().contains("peg-native"));
     assert_eq!(events.last().unwrap()["type"], "turn.completed");
 }
+
+/// A llama.cpp server says its model has 0.6B parameters: the tools go into the system
+/// prompt, the call comes back as text and runs, and the next request shows the call and
+/// its result as text too. With `tool_calling = "native"` the tool list is back.
+#[test]
+fn a_small_model_on_a_local_server_gets_its_tools_in_the_prompt() {
+    let server = MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tool_calls": true}}),
+    );
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
+    );
+    server.push(Turn::text(
+        "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
+    ));
+    server.push(Turn::text("The word is MANGO."));
+    let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
+    let out = e
+        .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
+        .stdout;
+    let events = json_lines(&out);
+    assert_eq!(events[0]["tool_calling"], "prompted");
+    let call = events
+        .iter()
+        .find(|e| e["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["recovered"], true);
+    assert!(events.iter().any(|e| e["item"]["kind"] == "tool_result"
+        && e["item"]["output"].as_str().unwrap_or("").contains("MANGO")));
+    assert!(out_text(&events).ends_with("The word is MANGO."));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body.clone();
+    assert!(first.get("tools").is_none() && first.get("tool_choice").is_none());
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You are saki"), "{system}");
+    assert!(system.contains("\n\n# Tools\n") && system.contains("\"name\":\"read_file\""));
+    assert!(system.ends_with("{\"name\": <function-name>, \"arguments\": <args-json-object>}"));
+    let second = requests[1].body.clone();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[0], first["messages"][0],
+        "the system prompt is the same bytes: the server's cache holds it"
+    );
+    assert!(messages
+        .iter()
+        .all(|m| m["role"] != "tool" && m.get("tool_calls").is_none()));
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert_eq!(
+        messages[n - 2]["content"],
+        "{\"name\":\"read_file\",\"arguments\":{\"path\":\"NOTE.txt\"}}"
+    );
+    let result = messages[n - 1]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("<tool_response>\n") && result.contains("MANGO"),
+        "{result}"
+    );
+    assert!(
+        result.ends_with("</tool_response>\n\nReply to the user in plain text using this result.")
+    );
+
+    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
+    std::fs::write(
+        e.home.path().join("config/saki/config.toml"),
+        "[providers.llamacpp]\ntool_calling = \"native\"\n",
+    )
+    .unwrap();
+    server.push(Turn::text("MANGO"));
+    let out = e
+        .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
+        .stdout;
+    assert_eq!(json_lines(&out)[0]["tool_calling"], "native");
+    let last = server.requests().pop().unwrap().body;
+    assert!(last["tools"].as_array().is_some_and(|t| !t.is_empty()));
+}
+
+fn out_text(events: &[serde_json::Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.delta")
+        .map(|e| e["delta"].as_str().unwrap_or(""))
+        .collect()
+}

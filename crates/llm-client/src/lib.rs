@@ -5,6 +5,7 @@ pub mod decode;
 pub mod error;
 pub mod event;
 pub mod image;
+pub mod prompted;
 pub mod protocol;
 pub mod request;
 pub mod server_info;
@@ -15,6 +16,7 @@ pub use decode::decode_sse_chunks;
 pub use error::{is_parser_failure, ClientError};
 pub use event::*;
 pub use image::{Base64, ImagePart};
+pub use prompted::ToolCalling;
 pub use protocol::{generate_call_id, Decoder, WireApi};
 pub use request::{
     ContentPart, Message, Request, ResponseSchema, Role, ThinkingConfig, ToolChoice, ToolDefinition,

@@ -42,6 +42,12 @@ pub struct ServerInfo {
     /// Whether the model reads images (llama.cpp: a multimodal projector is loaded;
     /// Ollama: the model lists the `vision` capability), when the server says.
     pub vision: Option<bool>,
+    /// The model's parameter count (llama.cpp: `/v1/models` `meta.n_params`; Ollama:
+    /// `model_info` `general.parameter_count`), when the server says.
+    pub parameters: Option<u64>,
+    /// Whether the model's chat template takes a tool list (llama.cpp:
+    /// `chat_template_caps.supports_tool_calls`; Ollama: the `tools` capability).
+    pub template_tools: Option<bool>,
 }
 
 /// Asks the server behind `base_url` what it is (llama.cpp's `/props`, then Ollama's
@@ -56,10 +62,22 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
     if let Ok(response) = props.send().await {
         if response.status().is_success() {
             if let Ok(body) = response.json::<Value>().await {
+                let mut models = http.get(format!("{root}/v1/models"));
+                if let Some(key) = api_key {
+                    models = models.bearer_auth(key);
+                }
+                let models = match models.send().await {
+                    Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
+                    _ => None,
+                };
                 return Some(ServerInfo {
                     kind: ServerKind::LlamaCpp,
                     context_window: llamacpp_context(&body),
                     vision: body.pointer("/modalities/vision").and_then(Value::as_bool),
+                    parameters: models.as_ref().and_then(llamacpp_parameters),
+                    template_tools: body
+                        .pointer("/chat_template_caps/supports_tool_calls")
+                        .and_then(Value::as_bool),
                 });
             }
         }
@@ -78,7 +96,19 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
         kind: ServerKind::Ollama,
         context_window: ollama_context(&show),
         vision: ollama_vision(&show),
+        parameters: show
+            .pointer("/model_info/general.parameter_count")
+            .and_then(Value::as_u64),
+        template_tools: ollama_capability(&show, "tools"),
     })
+}
+
+/// `meta.n_params` of the first model `/v1/models` lists (llama.cpp serves one).
+pub fn llamacpp_parameters(models: &Value) -> Option<u64> {
+    models
+        .pointer("/data/0/meta/n_params")
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
 }
 
 /// `default_generation_settings.n_ctx` of `/props`: the context of one slot.
@@ -121,9 +151,13 @@ pub fn ollama_context(show: &Value) -> Option<u64> {
 /// Whether `/api/show`'s `capabilities` list `vision` (`None` for an Ollama too old to
 /// list capabilities).
 pub fn ollama_vision(show: &Value) -> Option<bool> {
+    ollama_capability(show, "vision")
+}
+
+fn ollama_capability(show: &Value, capability: &str) -> Option<bool> {
     show.get("capabilities")
         .and_then(Value::as_array)
-        .map(|caps| caps.iter().any(|c| c == "vision"))
+        .map(|caps| caps.iter().any(|c| c == capability))
 }
 
 /// Waits until `GET {root}/health` answers 200 (llama.cpp says "loading model" with 503
@@ -155,6 +189,10 @@ mod tests {
         let props = json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1});
         assert_eq!(llamacpp_context(&props), Some(8192));
         assert_eq!(llamacpp_context(&json!({"total_slots": 1})), None);
+        let models = json!({"object": "list", "data": [{"id": "local",
+            "meta": {"n_ctx": 4096, "n_params": 630_167_424_u64}}]});
+        assert_eq!(llamacpp_parameters(&models), Some(630_167_424));
+        assert_eq!(llamacpp_parameters(&json!({"data": []})), None);
         assert_eq!(root("http://h:8080/v1/"), "http://h:8080");
         assert_eq!(root("http://h:11434"), "http://h:11434");
     }

@@ -91,6 +91,9 @@ pub struct ClientConfig {
     pub extra_headers: Vec<(String, String)>,
     pub timeouts: Timeouts,
     pub retry: RetryPolicy,
+    /// How tools reach the model: the protocol's tool list, or the system prompt
+    /// ([`crate::prompted`]).
+    pub tool_calling: crate::ToolCalling,
 }
 
 impl ClientConfig {
@@ -102,6 +105,7 @@ impl ClientConfig {
             extra_headers: Vec::new(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            tool_calling: crate::ToolCalling::Native,
         }
     }
 }
@@ -163,10 +167,14 @@ impl Client {
             .clone()
     }
 
-    /// The request body as sent: the wire's encoding, plus the prompt cache key.
+    /// The request body as sent: the wire's encoding (of the prompted form when tools
+    /// are offered in the prompt), plus the prompt cache key.
     pub fn body(&self, request: &Request) -> serde_json::Value {
         let wire = self.config.wire_api;
-        let mut body = wire.encode(request);
+        let mut body = match self.config.tool_calling {
+            crate::ToolCalling::Native => wire.encode(request),
+            crate::ToolCalling::Prompted => wire.encode(&crate::prompted::rewrite(request)),
+        };
         if matches!(wire, WireApi::Chat | WireApi::Responses) {
             if let Some(key) = self.prompt_cache_key() {
                 body["prompt_cache_key"] = serde_json::Value::String(key);

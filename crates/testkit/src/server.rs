@@ -39,14 +39,14 @@ struct Shared {
     /// Where each request body is appended as one JSON line, if anywhere.
     log: Option<std::fs::File>,
     /// Answers to what local servers are asked about themselves (`GET /props`,
-    /// `POST /api/show`), by path; those requests take no scripted reply.
+    /// `GET /v1/models`, `POST /api/show`), by path; those requests take no scripted reply.
     server_info: std::collections::BTreeMap<String, serde_json::Value>,
     /// How many such requests arrived.
     info_requests: usize,
 }
 
 /// Paths of the questions a client asks a local server about itself.
-const INFO_PATHS: &[&str] = &["/props", "/api/show", "/health"];
+const INFO_PATHS: &[&str] = &["/props", "/v1/models", "/api/show", "/health"];
 
 type SharedState = Arc<Mutex<Shared>>;
 
@@ -135,15 +135,15 @@ impl MockServer {
         lock(&self.state).replies.len()
     }
 
-    /// Answers `GET /props` (llama.cpp) or `POST /api/show` (Ollama) with `body`; without
-    /// this they get a 404. Neither takes a scripted reply nor shows in [`requests`].
+    /// Answers `GET /props`, `GET /v1/models` (llama.cpp) or `POST /api/show` (Ollama)
+    /// with `body`; without this they get a 404. Neither takes a scripted reply nor shows in [`requests`].
     ///
     /// [`requests`]: MockServer::requests
     pub fn set_server_info(&self, path: &str, body: serde_json::Value) {
         lock(&self.state).server_info.insert(path.to_owned(), body);
     }
 
-    /// How many `/props`, `/api/show` and `/health` requests arrived.
+    /// How many `/props`, `/v1/models`, `/api/show` and `/health` requests arrived.
     pub fn info_requests(&self) -> usize {
         lock(&self.state).info_requests
     }
