@@ -261,11 +261,6 @@ impl Tool for Edit {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: EditArgs = parse_args(input)?;
-        if args.old_string == args.new_string {
-            return Err(ToolError::InvalidInput(
-                "old_string and new_string are the same; nothing would change".into(),
-            ));
-        }
         let path = self
             .0
             .resolve(&args.path)
@@ -276,6 +271,15 @@ impl Tool for Edit {
             return Err(failed(format!("{} is a binary file", args.path)));
         }
         let before = String::from_utf8_lossy(&bytes).into_owned();
+        if args.old_string == args.new_string {
+            // A line the file lacks, sent as both strings, is a line the model means to add.
+            if !args.old_string.is_empty() && !before.contains(&args.old_string) {
+                return Err(failed(not_found(&args.path, &before, true)));
+            }
+            return Err(ToolError::InvalidInput(
+                "old_string and new_string are the same; nothing would change".into(),
+            ));
+        }
         if let Some(note) = echoed_note(&args.new_string, &before) {
             return Err(failed(echo_error(&args.path, note)));
         }

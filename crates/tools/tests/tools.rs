@@ -624,6 +624,27 @@ async fn edit_looking_for_the_line_it_adds_is_told_how_to_append() {
         err.contains("To add new_string as a line at the end of the file, call edit with an empty old_string."),
         "{err}"
     );
+    // The line to add sent as both strings: the same hint, not "nothing would change".
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "- buy milk", "new_string": "- buy milk"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("was not found in src/main.rs") && err.contains("an empty old_string"),
+        "{err}"
+    );
+    // Text the file has, sent as both strings, changes nothing.
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "fn main", "new_string": "fn main"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("are the same; nothing would change"), "{err}");
     assert_eq!(
         std::fs::read_to_string(f.ws().join("src/main.rs")).unwrap(),
         before
