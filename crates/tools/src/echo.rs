@@ -17,13 +17,15 @@ use std::sync::LazyLock;
 /// and the argument check in `saki_llm_worker`).
 static NOTE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"^\[(?:\d+ lines in all\]",
+        r"^(?:\[(?:\d+ lines in all\]",
         r"|\.\.\.truncated: ",
         r"|end of file: ",
         r"|offset \d+ is past the end of this ",
         r"|this call is identical to an earlier one",
         r"|old_string was not in the file verbatim",
         r"|ignored unknown argument)",
+        // This module's own refusal, which a model writes back as readily as the rest.
+        r"|refused to write \S.*: the text holds `)",
     ))
     .ok()
 });
@@ -42,7 +44,10 @@ static RESULT_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// The first line of `new_text` that is a tool-result note and not already in `before`.
 pub fn echoed_note<'a>(new_text: &'a str, before: &str) -> Option<&'a str> {
     let whole = new_text.trim();
-    if RESULT_LINE.as_ref().is_some_and(|r| r.is_match(whole)) && !before.contains(whole) {
+    // A whole line of the file, not any substring: a refusal written back quotes the note.
+    if RESULT_LINE.as_ref().is_some_and(|r| r.is_match(whole))
+        && !before.lines().any(|b| b.trim() == whole)
+    {
         return Some(whole);
     }
     let note = NOTE_LINE.as_ref()?;
@@ -101,5 +106,27 @@ mod tests {
         );
         // A file that is more than the result line is a file.
         assert_eq!(echoed_note("created x (1 bytes)\nand more", ""), None);
+        assert_eq!(
+            echoed_note(
+                "overwrote TODO.md (28 bytes)",
+                "log:\noverwrote TODO.md (28 bytes)\n"
+            ),
+            None
+        );
+    }
+
+    /// Seen with Qwen2.5-Coder-0.5B: the refusal written as the file, then the result
+    /// line, which the refusal (now the file) quotes.
+    #[test]
+    fn a_refusal_written_back_and_a_note_the_file_only_quotes_are_found() {
+        let refusal = echo_error("README.md", "overwrote README.md (57 bytes)");
+        assert!(echoed_note(&refusal, "The colour of the sky.\n").is_some());
+        assert_eq!(
+            echoed_note(
+                "overwrote README.md (167 bytes)",
+                &echo_error("README.md", "overwrote README.md (167 bytes)")
+            ),
+            Some("overwrote README.md (167 bytes)")
+        );
     }
 }
