@@ -31,18 +31,22 @@ pub fn fold_for_answer(request: &mut Request, history: &[Item]) {
         .filter(|item| matches!(item, Item::User { .. } | Item::AssistantText { .. }))
         .cloned()
         .collect();
+    let offered: std::collections::HashSet<&str> =
+        request.tools.iter().map(|t| t.name.as_str()).collect();
     let mut messages: Vec<Message> = to_messages(&earlier);
     messages.extend(to_messages(&[Item::user(fold_turn(
         &history[turn_start..],
+        &offered,
     ))]));
     request.messages = messages;
     request.tools.clear();
     request.tool_choice = ToolChoice::Auto;
 }
 
-/// This turn as one message: the request (with what was attached to it), each call with
-/// its result, and the instruction to answer.
-fn fold_turn(turn: &[Item]) -> String {
+/// This turn as one message: the request (with what was attached to it), each call to a
+/// tool in `offered` with its result, and the instruction to answer. A call to a tool that
+/// does not exist is left out: quoted, a small model writes it out again as its answer.
+fn fold_turn(turn: &[Item], offered: &std::collections::HashSet<&str>) -> String {
     let mut request = String::new();
     let mut log = String::new();
     let mut calls = std::collections::HashMap::new();
@@ -74,6 +78,9 @@ fn fold_turn(turn: &[Item]) -> String {
                     .get(ctx.call_id.as_str())
                     .copied()
                     .unwrap_or((name.as_str(), ""));
+                if !offered.is_empty() && !offered.contains(name) {
+                    continue;
+                }
                 let verb = match status {
                     ToolResultStatus::Success => "returned",
                     _ => "failed",
@@ -185,6 +192,13 @@ mod tests {
                 &crate::loop_guard::repeat_result("The secret word is MANGO."),
                 ToolResultStatus::Success,
             ),
+            call("c4", "append_line", r#"{"line":"x"}"#),
+            result(
+                "c4",
+                "append_line",
+                "unknown tool `append_line`; available tools: read_file, edit",
+                ToolResultStatus::Error,
+            ),
             call("c3", "edit", r#"{"path":"NOTE.txt"}"#),
             result(
                 "c3",
@@ -198,11 +212,13 @@ mod tests {
             model: "m".into(),
             system: Some("sys".into()),
             messages: Vec::new(),
-            tools: vec![saki_llm_client::ToolDefinition {
-                name: "read_file".into(),
-                description: String::new(),
-                input_schema: serde_json::json!({}),
-            }],
+            tools: ["read_file", "edit"]
+                .map(|name| saki_llm_client::ToolDefinition {
+                    name: name.into(),
+                    description: String::new(),
+                    input_schema: serde_json::json!({}),
+                })
+                .to_vec(),
             max_output_tokens: None,
             temperature: None,
             thinking: None,

@@ -274,7 +274,11 @@ impl Tool for Edit {
         if args.old_string == args.new_string {
             // A line the file lacks, sent as both strings, is a line the model means to add.
             if !args.old_string.is_empty() && !before.contains(&args.old_string) {
-                return Err(failed(not_found(&args.path, &before, true)));
+                return Err(failed(not_found(
+                    &args.path,
+                    &before,
+                    AppendHint::Call(&args.new_string),
+                )));
             }
             return Err(ToolError::InvalidInput(
                 "old_string and new_string are the same; nothing would change".into(),
@@ -292,11 +296,12 @@ impl Tool for Edit {
                 (0, _) => {
                     let Some(loose) = loose_edit(&before, &args.old_string, &args.new_string)
                     else {
-                        return Err(failed(not_found(
-                            &args.path,
-                            &before,
-                            args.new_string.contains(&args.old_string),
-                        )));
+                        let hint = if args.new_string.contains(&args.old_string) {
+                            AppendHint::Words
+                        } else {
+                            AppendHint::None
+                        };
+                        return Err(failed(not_found(&args.path, &before, hint)));
                     };
                     loose_note = Some(format!(
                         "[old_string was not in the file verbatim; it matched `{}` on line {} word for word, and only its words were changed]\n",
@@ -363,22 +368,36 @@ fn append_line(before: &str, text: &str) -> String {
 /// Lines of the file shown when old_string is not found: what it could have matched.
 const NOT_FOUND_PREVIEW_LINES: usize = 40;
 
+/// How a not-found error says to append.
+enum AppendHint<'a> {
+    None,
+    /// new_string holds old_string: the model may have meant to add text, not change any;
+    /// models asked to append a line search for the line they are adding, then replace
+    /// the nearest line with it.
+    Words,
+    /// old_string and new_string are this same text, which the file lacks: nothing else
+    /// is meant than adding it, so the error shows the call that does, in the model's
+    /// own words (small models follow a call they are shown, not a sentence).
+    Call(&'a str),
+}
+
 /// The not-found error, with the start of the file so the model can copy the exact
-/// text rather than guess it again.
-///
-/// `adds_text` (new_string holds old_string): the model meant to add text, not to
-/// change any; models asked to append a line search for the line they are adding, then
-/// replace the nearest line with it. The error says how to append.
-fn not_found(path: &str, content: &str, adds_text: bool) -> String {
+/// text rather than guess it again, and the way to append when that may be what was meant.
+fn not_found(path: &str, content: &str, hint: AppendHint) -> String {
     let lines: Vec<&str> = content.lines().collect();
     let shown = lines.len().min(NOT_FOUND_PREVIEW_LINES);
+    let words =
+        " To add new_string as a line at the end of the file, call edit with an empty old_string.";
+    let hint = match hint {
+        AppendHint::None => String::new(),
+        AppendHint::Words => words.to_owned(),
+        AppendHint::Call(text) => format!(
+            "{words} Call it as {}.",
+            json!({"name": "edit", "arguments": {"path": path, "old_string": "", "new_string": text}})
+        ),
+    };
     let mut message = format!(
-        "old_string was not found in {path}; copy the exact text from the file.{} Its content{}:\n",
-        if adds_text {
-            " To add new_string as a line at the end of the file, call edit with an empty old_string."
-        } else {
-            ""
-        },
+        "old_string was not found in {path}; copy the exact text from the file.{hint} Its content{}:\n",
         if shown < lines.len() {
             format!(" (first {shown} of {} lines)", lines.len())
         } else {

@@ -633,7 +633,7 @@ async fn edit_looking_for_the_line_it_adds_is_told_how_to_append() {
         .await
         .unwrap_err();
     assert!(
-        err.contains("was not found in src/main.rs") && err.contains("an empty old_string"),
+        err.contains("was not found in src/main.rs; copy the exact text from the file. To add new_string as a line at the end of the file, call edit with an empty old_string. Call it as {\"name\":\"edit\",\"arguments\":{\"path\":\"src/main.rs\",\"old_string\":\"\",\"new_string\":\"- buy milk\"}}. Its content:\n"),
         "{err}"
     );
     // Text the file has, sent as both strings, changes nothing.
