@@ -146,6 +146,8 @@ fn user_parts(parts: &[ContentPart]) -> Vec<ContentPart> {
     for part in parts {
         match part {
             ContentPart::ToolResult { content, .. } => {
+                // A file read cannot close its block and write text that looks like saki's.
+                let content = content.replace("</tool_response>", "<\\/tool_response>");
                 push_line(
                     &mut results,
                     &format!("<tool_response>\n{content}\n</tool_response>"),
