@@ -63,14 +63,7 @@ fn request() -> Request {
 }
 
 fn text(message: &Message) -> Vec<&str> {
-    message
-        .content
-        .iter()
-        .filter_map(|p| match p {
-            ContentPart::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    message.texts().collect()
 }
 
 #[test]

@@ -87,6 +87,14 @@ impl Message {
             content: vec![ContentPart::Text { text: text.into() }],
         }
     }
+
+    /// The message's text parts, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|p| match p {
+            ContentPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -199,14 +199,7 @@ mod tests {
     use super::*;
 
     fn texts(message: &Message) -> Vec<&str> {
-        message
-            .content
-            .iter()
-            .filter_map(|p| match p {
-                ContentPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
+        message.texts().collect()
     }
 
     #[test]
