@@ -11,6 +11,12 @@
 # scripts/e2e/qwen-tools.jinja). Each task is checked on the answer and on the files.
 # Prints PASS/FAIL per task, totals and times; exits 1 when a kind passes under 80%.
 #
+# saki's default `tool_calling = "auto"` offers this 0.5B model its tools in the prompt, so
+# neither template's tool format is used and both kinds see the same prompt. To measure
+# the templates' own tool formats, run with a config that sets it to native:
+#   XDG_CONFIG_HOME=DIR scripts/e2e-tasks.sh   (DIR/saki/config.toml:
+#   [providers.llamacpp] tool_calling = "native")
+#
 # Environment: SAKI_E2E_CACHE, SAKI_BIN, CARGO_TARGET_DIR as for scripts/demo.sh.
 set -euo pipefail
 

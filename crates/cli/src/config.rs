@@ -440,7 +440,7 @@ pub struct Resolved {
 
 /// With `tool_calling = "auto"`, a model with fewer parameters than this, on a local
 /// server that says how many it has, gets its tools in the prompt: Qwen2.5-Coder-0.5B
-/// finished 5 of 12 everyday tasks with its template's tool format and 10 of 12 prompted
+/// finished 5 of 12 everyday tasks with its template's tool format and 11 of 12 prompted
 /// (crate README). Models from about 7B follow their template's format.
 pub const PROMPTED_BELOW_PARAMETERS: u64 = 4_000_000_000;
 
