@@ -220,3 +220,49 @@ fn out_text(events: &[serde_json::Value]) -> String {
         .map(|e| e["delta"].as_str().unwrap_or(""))
         .collect()
 }
+
+/// Ollama says so in `/api/show`: a 0.5B model, or a template without the `tools`
+/// capability, gets prompted tools; a 7B model with it keeps the native tool list.
+#[test]
+fn ollama_model_facts_choose_how_tools_are_offered() {
+    let server = MockServer::start().unwrap();
+    let e = env_with(&[]);
+    let cases = [
+        (494_032_768_u64, vec!["completion", "tools"], "prompted"),
+        (7_615_616_512, vec!["completion"], "prompted"),
+        (7_615_616_512, vec!["completion", "tools"], "native"),
+    ];
+    for (parameters, capabilities, expected) in cases {
+        server.set_server_info(
+            "/api/show",
+            serde_json::json!({"model_info": {"general.parameter_count": parameters,
+                "qwen2.context_length": 32768}, "capabilities": capabilities}),
+        );
+        server.push(Turn::text("hi"));
+        let out = e
+            .saki()
+            .args([
+                "exec",
+                "--json",
+                "--provider",
+                "ollama",
+                "-m",
+                "qwen2.5-coder",
+            ])
+            .arg("--base-url")
+            .arg(server.openai_url())
+            .arg("hi")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(
+            json_lines(&out)[0]["tool_calling"],
+            expected,
+            "{parameters}"
+        );
+        let body = server.requests().pop().unwrap().body;
+        assert_eq!(body.get("tools").is_some(), expected == "native", "{body}");
+    }
+}
