@@ -65,7 +65,7 @@ pub struct ProviderConfig {
     pub tool_call_recovery: Option<Recovery>,
     /// `tool_calling = "auto" | "native" | "prompted"`: offer tools in the request's tool
     /// list, or in the system prompt with calls written as JSON text (default: auto,
-    /// prompted for a small model on a local server; see `setup::apply_server_facts`).
+    /// prompted for a small model on a local server; see `Resolved::tool_calling`).
     pub tool_calling: Option<ToolCallingSetting>,
     /// `first_tool_call = "required" | "auto"`: must the first response of a turn be a
     /// tool call (default: auto)?

@@ -114,11 +114,7 @@ fn exec_compacts_when_the_window_fills_and_saki_compact_compacts_by_hand() {
 #[test]
 fn compaction_can_be_turned_off_and_compact_needs_a_session() {
     let e = env();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[models.m]\ncontext_window = 8000\n[compaction]\nauto = false\n",
-    )
-    .unwrap();
+    e.write_config("[models.m]\ncontext_window = 8000\n[compaction]\nauto = false\n");
     let server = MockServer::start().unwrap();
     server.push(read("c1", "a.txt"));
     server.push(read("c2", "b.txt"));
@@ -142,11 +138,7 @@ fn compaction_can_be_turned_off_and_compact_needs_a_session() {
 #[test]
 fn a_bad_threshold_is_a_config_error() {
     let e = env();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[compaction]\nthreshold = 1.5\n",
-    )
-    .unwrap();
+    e.write_config("[compaction]\nthreshold = 1.5\n");
     e.saki()
         .args([
             "exec",

@@ -418,12 +418,7 @@ fn a_local_server_reports_its_real_context_window() {
     assert_eq!(server.info_requests(), 2);
     assert_eq!(json_lines(&out)[0]["tool_calling"], "native");
     // A window set in config wins.
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[models.default]\ncontext_window = 2048\n",
-    )
-    .unwrap();
+    e.write_config("[models.default]\ncontext_window = 2048\n");
     server.push(Turn::text("ok"));
     let out = e
         .saki()

@@ -51,12 +51,7 @@ fn an_endless_stream_ends_the_turn_with_the_limit_named() {
     let last = events(&out.stdout).pop().unwrap();
     assert_eq!(last["type"], "turn.completed", "{last}");
     // Without that help, the stream's size limit ends it.
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[providers.openai-compatible]\ntool_call_recovery = \"off\"\n",
-    )
-    .unwrap();
+    e.write_config("[providers.openai-compatible]\ntool_call_recovery = \"off\"\n");
     server.push(Endless::sse("", DELTA));
     let out = exec(&e, &server.openai_url(), &["--json"]);
     assert_eq!(out.status.code(), Some(5));
@@ -186,12 +181,7 @@ fn peak_rss_of_saki_against_endless_streams() {
     ];
     let e = env_with(&[]);
     // The limits are measured, not the cut of a repeating answer that comes first.
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[providers.openai-compatible]\ntool_call_recovery = \"off\"\n",
-    )
-    .unwrap();
+    e.write_config("[providers.openai-compatible]\ntool_call_recovery = \"off\"\n");
     let mut worst = 0;
     for (name, reply) in cases {
         let server = MockServer::start().unwrap();

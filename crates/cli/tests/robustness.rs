@@ -203,12 +203,7 @@ fn a_prompt_larger_than_the_window_is_refused_before_sending() {
 fn tool_output_max_bytes_caps_every_tool() {
     let long: String = (0..2000).map(|i| format!("line {i} of text\n")).collect();
     let e = env_with(&[("big.txt", &long)]);
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "tool_output_max_bytes = 2048\n",
-    )
-    .unwrap();
+    e.write_config("tool_output_max_bytes = 2048\n");
     let server = MockServer::start().unwrap();
     server.push(
         Turn::new()

@@ -41,12 +41,7 @@ fn a_call_written_as_text_runs_and_is_marked_recovered() {
         "the call was never shown: {text}"
     );
     // Off in config: the text stays text.
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[providers.llamacpp]\ntool_call_recovery = \"off\"\n",
-    )
-    .unwrap();
+    e.write_config("[providers.llamacpp]\ntool_call_recovery = \"off\"\n");
     server.push(Turn::text(
         "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
     ));
@@ -198,12 +193,7 @@ fn a_small_model_on_a_local_server_gets_its_tools_in_the_prompt() {
         result.ends_with("</tool_response>\n\nReply to the user in plain text using this result.")
     );
 
-    std::fs::create_dir_all(e.home.path().join("config/saki")).unwrap();
-    std::fs::write(
-        e.home.path().join("config/saki/config.toml"),
-        "[providers.llamacpp]\ntool_calling = \"native\"\n",
-    )
-    .unwrap();
+    e.write_config("[providers.llamacpp]\ntool_calling = \"native\"\n");
     server.push(Turn::text("MANGO"));
     let out = e
         .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")

@@ -55,18 +55,17 @@ pub struct ServerInfo {
 pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Option<ServerInfo> {
     let http = client(ASK_TIMEOUT)?;
     let root = root(base_url);
-    let mut props = http.get(format!("{root}/props"));
-    if let Some(key) = api_key {
-        props = props.bearer_auth(key);
-    }
-    if let Ok(response) = props.send().await {
+    let get = |path: &str| {
+        let request = http.get(format!("{root}{path}"));
+        match api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    };
+    if let Ok(response) = get("/props").send().await {
         if response.status().is_success() {
             if let Ok(body) = response.json::<Value>().await {
-                let mut models = http.get(format!("{root}/v1/models"));
-                if let Some(key) = api_key {
-                    models = models.bearer_auth(key);
-                }
-                let models = match models.send().await {
+                let models = match get("/v1/models").send().await {
                     Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
                     _ => None,
                 };

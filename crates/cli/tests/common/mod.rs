@@ -30,6 +30,13 @@ impl Env {
         cmd
     }
 
+    /// Writes the global `config.toml` (`$XDG_CONFIG_HOME/saki`), replacing any there.
+    pub fn write_config(&self, text: &str) {
+        let dir = self.home.path().join("config/saki");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+    }
+
     pub fn saki(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.cmd())
     }
