@@ -4,8 +4,8 @@
 //! (plain `bash -c`), median and p90 of each. Run: `cargo bench -p saki-cli --bench sandbox`.
 
 use saki_llm_worker::{Tool, ToolExecutionContext};
-use saki_tools::sandbox::{SandboxMode, SandboxPolicy};
-use saki_tools::shell_env::ShellEnvConfig;
+use saki_sandbox::shell_env::ShellEnvConfig;
+use saki_sandbox::{SandboxMode, SandboxPolicy};
 use saki_tools::{ShellRuntime, Workspace};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! talks to a model.
 
 use crate::session::Resume;
-use saki_tools::sandbox::SandboxMode;
+use saki_sandbox::SandboxMode;
 use saki_tools::{ApprovalMode, Workspace};
 use std::path::PathBuf;
 use std::sync::Arc;

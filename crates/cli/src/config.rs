@@ -6,8 +6,8 @@
 
 use saki_llm_client::WireApi;
 use saki_llm_worker::hook::{HookConfig, HookEvent};
-use saki_tools::sandbox::SandboxMode;
-use saki_tools::shell_env::ShellEnvConfig;
+use saki_sandbox::shell_env::ShellEnvConfig;
+use saki_sandbox::SandboxMode;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -383,12 +383,13 @@ pub struct Resolved {
     /// Cap on an `@file` body attached to a prompt.
     pub tool_output_max_bytes: usize,
     /// The model set for background work (`--fast-model`, `SAKI_FAST_MODEL`,
-    /// `fast_model`; an empty value means the session's model). Compaction summaries use
-    /// only this one.
-    pub fast_model: Option<String>,
-    /// The model suggestions and speculations run on: `fast_model`, else the built-in
-    /// provider's small model ([`builtin_fast_model`]), else the session's model.
-    pub read_ahead_model: String,
+    /// `fast_model`; an empty value means the session's model), as set. Compaction
+    /// summaries use only this one.
+    pub fast_model_set: Option<String>,
+    /// The fast model in force, which reading ahead (suggestions and speculations) runs
+    /// on: `fast_model` as set, else the built-in provider's small model
+    /// ([`builtin_fast_model`]), else the session's model.
+    pub fast_model: String,
     /// `SAKI_SUGGESTIONS`, else `suggestions` from config (default true). The UI's
     /// `--no-suggestions` turns it off on top ([`suggestions_on`]).
     pub suggestions: bool,
@@ -670,9 +671,9 @@ pub fn resolve(
         .clone()
         .or_else(|| env_nonempty("SAKI_FAST_MODEL"))
         .or_else(|| file.fast_model.clone());
-    let fast_model = fast_set.clone().filter(|m| !m.trim().is_empty());
-    let read_ahead_model = match &fast_set {
-        Some(_) => fast_model.clone(),
+    let fast_model_set = fast_set.clone().filter(|m| !m.trim().is_empty());
+    let fast_model = match &fast_set {
+        Some(_) => fast_model_set.clone(),
         // A built-in provider (also adjusted in config) speaking its own protocol.
         None => builtin_fast_model(&name)
             .filter(|_| builtin(&name).and_then(|b| b.wire_api) == Some(wire_api))
@@ -700,8 +701,8 @@ pub fn resolve(
         tool_output_max_bytes: file
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
+        fast_model_set,
         fast_model,
-        read_ahead_model,
         suggestions,
         compaction: file.compaction.clone(),
         undo: file.undo.clone(),

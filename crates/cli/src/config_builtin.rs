@@ -66,8 +66,8 @@ pub(super) fn builtin(name: &str) -> Option<ProviderConfig> {
 /// conservative default. Config `[models.NAME]` overrides these.
 /// The model a built-in cloud provider reads ahead with when no `fast_model` is set: the
 /// provider's small model. Cheaper than the main model for a typical session even though
-/// it shares no prompt cache with it (`cargo bench -p saki-followup --bench
-/// fast_model_cost`; figures in the followup README). Local servers have none: they serve
+/// it shares no prompt cache with it (`cargo bench -p saki-read-ahead --bench
+/// fast_model_cost`; figures in the read-ahead README). Local servers have none: they serve
 /// one model.
 pub fn builtin_fast_model(provider: &str) -> Option<&'static str> {
     match provider {

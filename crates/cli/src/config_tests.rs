@@ -356,26 +356,26 @@ fn built_in_cloud_providers_read_ahead_with_their_small_model_unless_told_otherw
         ("gemini", "GEMINI_API_KEY", "gemini-2.5-flash"),
     ] {
         let r = resolved(provider, key, "", None);
-        assert_eq!(r.read_ahead_model, fast, "{provider}");
+        assert_eq!(r.fast_model, fast, "{provider}");
         // Compaction summaries stay on the session's model (the snapshot is worth it).
-        assert_eq!(r.fast_model, None);
+        assert_eq!(r.fast_model_set, None);
         assert_eq!(crate::setup::compaction_settings(&r).summary_model, r.model);
         // `fast_model = ""` reads ahead with the session's model; a name is used as is.
         let r = resolved(provider, key, "fast_model = \"\"\n", None);
-        assert_eq!(r.read_ahead_model, r.model, "{provider}");
+        assert_eq!(r.fast_model, r.model, "{provider}");
         let r = resolved(provider, key, "", Some("tiny"));
         assert_eq!(
-            (r.read_ahead_model.as_str(), r.fast_model.as_deref()),
+            (r.fast_model.as_str(), r.fast_model_set.as_deref()),
             ("tiny", Some("tiny"))
         );
     }
     // A local server serves one model.
     let r = resolved("llamacpp", "X", "", None);
-    assert_eq!(r.read_ahead_model, r.model);
+    assert_eq!(r.fast_model, r.model);
     // A user's provider named like a built-in but speaking another protocol gets none.
     let file = "[providers.openai]\nwire_api = \"chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
     let r = resolved("openai", "OPENAI_API_KEY", file, None);
-    assert_eq!(r.read_ahead_model, r.model);
+    assert_eq!(r.fast_model, r.model);
 }
 
 #[test]

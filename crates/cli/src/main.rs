@@ -136,7 +136,7 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
 }
 
 fn shell_safety(command: Option<String>, cd: Option<std::path::PathBuf>) -> ExitCode {
-    use saki_tools::shell_safety::{check_scope, classify};
+    use saki_shell_safety::{check_scope, classify};
     use std::io::{BufRead, Write};
     let dir = cd
         .or_else(|| std::env::current_dir().ok())
@@ -216,7 +216,7 @@ fn trust(dir: Option<std::path::PathBuf>) -> ExitCode {
 /// `saki sandbox-exec ...`: the sandbox helper every shell command runs through. Handled
 /// before anything else, so a command starts as fast as a process can.
 fn sandbox_exec(args: &[std::ffi::OsString]) -> std::process::ExitCode {
-    use saki_tools::sandbox::{helper_main, HelperExit, HELPER_FAILED};
+    use saki_sandbox::{helper_main, HelperExit, HELPER_FAILED};
     match helper_main(args) {
         Ok(HelperExit::Probe(status)) => {
             println!("{}", serde_json::to_string(&status).unwrap_or_default());
@@ -232,7 +232,7 @@ fn sandbox_exec(args: &[std::ffi::OsString]) -> std::process::ExitCode {
 
 fn main() -> std::process::ExitCode {
     let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if raw.get(1).and_then(|a| a.to_str()) == Some(saki_tools::sandbox::HELPER_SUBCOMMAND) {
+    if raw.get(1).and_then(|a| a.to_str()) == Some(saki_sandbox::HELPER_SUBCOMMAND) {
         return sandbox_exec(&raw[2..]);
     }
     // Parse before anything else so `--version` and `--help` stay instant.
@@ -275,7 +275,7 @@ fn protect_process() {
 
 /// The exit code, unless SIGTERM or SIGHUP ended the run; leftover processes are killed.
 fn finish(code: ExitCode) -> std::process::ExitCode {
-    saki_tools::sandbox::kill_descendants();
+    saki_sandbox::kill_descendants();
     setup::terminated_by().unwrap_or(code).into()
 }
 

@@ -10,7 +10,7 @@ use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError, Thin
 use saki_llm_worker::hook::Hooks;
 use saki_llm_worker::WorkerConfig;
 use saki_pod::{Alert, AlertLevel, CompactionSettings, SessionStore};
-use saki_tools::sandbox::{self, SandboxMode, SandboxPolicy, SandboxStatus};
+use saki_sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use saki_tools::{ShellRuntime, Workspace};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -104,7 +104,7 @@ pub fn recover() -> Vec<String> {
     };
     saki_tools::state::set_data_dir(data.clone());
     saki_tools::atomic::clean_stale(&data.join(saki_tools::atomic::INFLIGHT_DIR));
-    let rolled_back = saki_followup::recover_applies(&data.join(saki_followup::JOURNAL_DIR));
+    let rolled_back = saki_read_ahead::recover_applies(&data.join(saki_read_ahead::JOURNAL_DIR));
     rolled_back
         .iter()
         .filter(|r| r.changed_anything())
@@ -203,7 +203,7 @@ pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
     let summary_model = c
         .model
         .clone()
-        .or_else(|| resolved.fast_model.clone())
+        .or_else(|| resolved.fast_model_set.clone())
         .unwrap_or_else(|| resolved.model.clone());
     let mut settings = CompactionSettings::new(
         summary_model,
@@ -244,7 +244,7 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     Settings {
         provider: resolved.provider.clone(),
         worker,
-        read_ahead_model: resolved.read_ahead_model.clone(),
+        fast_model: resolved.fast_model.clone(),
         context_window: resolved.limits.context_window,
         tool_output_max_bytes: resolved.tool_output_max_bytes,
         compaction: compaction_settings(resolved),
@@ -392,7 +392,7 @@ pub fn shell(
     );
     let probed = std::env::current_exe()
         .map_err(|e| format!("cannot find the saki binary to run the sandbox: {e}"))
-        .and_then(|saki| Ok((sandbox::probe(&saki, &policy)?, saki)));
+        .and_then(|saki| Ok((saki_sandbox::probe(&saki, &policy)?, saki)));
     let status = match probed {
         Ok((status, saki)) => {
             runtime.set_sandbox(saki, &policy);

@@ -6,11 +6,11 @@
 use crate::exit::ExitCode;
 use crate::session;
 use saki_llm_worker::Item;
-use saki_pod::checkpoint::objects::Objects;
-use saki_pod::checkpoint::ops::{self, log_note, model_note, short};
-use saki_pod::checkpoint::{journal_path, store_dir, Journal, UndoError};
 use saki_pod::{LoadedSession, SessionStore, StoreError};
 use saki_tools::sanitize::sanitize;
+use saki_undo::objects::Objects;
+use saki_undo::ops::{self, log_note, model_note, short};
+use saki_undo::{journal_path, store_dir, Journal, UndoError};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -208,8 +208,8 @@ impl UndoConfig {
     }
 
     /// The engine's limits; `None`: off.
-    pub fn limits(&self) -> Option<saki_pod::checkpoint::UndoLimits> {
-        use saki_pod::checkpoint::{UndoLimits, DEFAULT_MAX_FILE_MB, DEFAULT_MAX_MB};
+    pub fn limits(&self) -> Option<saki_undo::UndoLimits> {
+        use saki_undo::{UndoLimits, DEFAULT_MAX_FILE_MB, DEFAULT_MAX_MB};
         let max_mb = self.max_mb.unwrap_or(DEFAULT_MAX_MB);
         (max_mb > 0)
             .then(|| UndoLimits::from_mb(max_mb, self.max_file_mb.unwrap_or(DEFAULT_MAX_FILE_MB)))
@@ -219,7 +219,7 @@ impl UndoConfig {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use saki_pod::checkpoint::UndoLimits;
+    use saki_undo::UndoLimits;
 
     #[test]
     fn undo_limits_come_from_trusted_files_only() {

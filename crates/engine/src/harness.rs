@@ -42,7 +42,7 @@ pub fn settings() -> Settings {
     Settings {
         provider: "openai-compatible".into(),
         worker,
-        read_ahead_model: "fast".into(),
+        fast_model: "fast".into(),
         context_window: None,
         tool_output_max_bytes: saki_tools::common::TOOL_OUTPUT_MAX_BYTES,
         compaction: CompactionSettings::new("fast", 0, 0),
@@ -91,8 +91,8 @@ pub fn start_with_commands(
         mode,
         approver: None,
         store: Some(saki_pod::SessionStore::new(data.path().to_path_buf())),
-        sandbox: saki_tools::sandbox::SandboxStatus {
-            mode: saki_tools::sandbox::SandboxMode::Off,
+        sandbox: saki_sandbox::SandboxStatus {
+            mode: saki_sandbox::SandboxMode::Off,
             enforced: false,
             network: true,
             detail: "tests".into(),

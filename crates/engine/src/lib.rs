@@ -6,13 +6,13 @@
 //! and answer approvals. While a turn runs it still listens, so Cancel stops it and a
 //! mode change applies at once. See README.md.
 
-mod ahead;
 mod bridge;
 mod commands;
 pub mod describe;
 mod plan;
 mod prewarm;
 pub mod protocol;
+mod read_ahead;
 mod recorder;
 mod session;
 mod sessions;
@@ -24,7 +24,7 @@ pub mod harness;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_ahead;
+mod tests_read_ahead;
 #[cfg(test)]
 mod tests_undo;
 
@@ -41,15 +41,15 @@ pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
 pub use turn::{outcome_note, turn_note};
 
-use ahead::Ahead;
 use bridge::{RecorderSlot, UiSender};
-use saki_followup::{CacheSafeStore, ReadAheadStats};
+use read_ahead::ReadAhead;
 use saki_llm_client::{CancellationToken, Client};
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
 use saki_pod::commands::CustomCommand;
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
-use saki_tools::sandbox::{SandboxMode, SandboxStatus};
+use saki_read_ahead::{CacheSafeStore, ReadAheadStats};
+use saki_sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{
     ApprovalMode, ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace,
 };
@@ -65,7 +65,7 @@ pub struct Settings {
     /// The Worker's model and request knobs (`worker.model` is the session's model).
     pub worker: WorkerConfig,
     /// The model that suggests and speculates.
-    pub read_ahead_model: String,
+    pub fast_model: String,
     pub context_window: Option<u64>,
     /// Cap on each `@path` file's body, like any tool output.
     pub tool_output_max_bytes: usize,
@@ -146,13 +146,13 @@ pub struct Engine {
     /// Background tokens, shared with the compactor and every speculator.
     spent: BackgroundUsage,
     main_usage: bridge::MainUsage,
-    /// Suggestion, speculation and pipelined suggestion (`ahead.rs`).
-    ahead: Ahead,
+    /// Suggestion, speculation and pipelined suggestion (`read_ahead.rs`).
+    read_ahead: ReadAhead,
     /// The local server's prompt cache being filled with the base prompt (see
     /// `prewarm`); dropped, and so cancelled, at the first submit.
     prewarm: Option<prewarm::Prewarm>,
     /// Every turn's file changes, for `/undo` and `/rewind` (`undo.rs`).
-    checkpoints: saki_pod::checkpoint::Checkpoints,
+    checkpoints: saki_undo::Checkpoints,
 }
 
 /// What the action loop does while something long runs.
@@ -230,7 +230,7 @@ impl Engine {
         ));
         worker.set_durability(Arc::new(bridge::SlotDurability(slot.clone())));
         if suggestions {
-            saki_followup::cleanup_stale(&saki_followup::default_base());
+            saki_read_ahead::cleanup_stale(&saki_read_ahead::default_base());
         }
         Self {
             worker,
@@ -254,7 +254,7 @@ impl Engine {
             cache: CacheSafeStore::default(),
             spent,
             main_usage,
-            ahead: Ahead::default(),
+            read_ahead: ReadAhead::default(),
             prewarm: None,
             checkpoints,
         }
@@ -292,8 +292,7 @@ impl Engine {
             provider: self.settings.provider.clone(),
             model: self.worker.model().to_owned(),
             // The model reading ahead, when it is not the session's.
-            fast_model: Some(self.settings.read_ahead_model.clone())
-                .filter(|m| m != self.worker.model()),
+            fast_model: Some(self.settings.fast_model.clone()).filter(|m| m != self.worker.model()),
             context_window: self.settings.context_window,
             tokens_used: self.tokens.load(Ordering::Relaxed),
             approval: Some(self.mode.get()),
@@ -319,8 +318,8 @@ impl Engine {
         loop {
             let action = tokio::select! {
                 action = actions.recv() => action,
-                finished = self.ahead.finished() => {
-                    self.on_ahead(finished);
+                finished = self.read_ahead.finished() => {
+                    self.on_read_ahead(finished);
                     continue;
                 }
             };

@@ -4,12 +4,12 @@
 //! a turn runs, `exec` renders the same stream as text or JSON Lines, and both can be
 //! tested by feeding them events.
 
-use saki_followup::{ReadAheadStats, SuppressReason};
 use saki_llm_client::ClientError;
 use saki_llm_worker::{
     Item, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo, ToolExecutionContext, TurnOutcome,
     WorkerEvent,
 };
+use saki_read_ahead::{ReadAheadStats, SuppressReason};
 use saki_tools::{Approval, ApprovalMode};
 use tokio::sync::oneshot;
 

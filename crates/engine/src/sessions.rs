@@ -6,8 +6,8 @@ use crate::protocol::{EngineEvent, Level, SessionEntry};
 use crate::recorder::{FailureReporter, Recorder};
 use crate::session;
 use crate::Engine;
-use saki_followup::CacheSafeStore;
 use saki_pod::LoadedSession;
+use saki_read_ahead::CacheSafeStore;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

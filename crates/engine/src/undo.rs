@@ -6,10 +6,10 @@
 use crate::bridge;
 use crate::protocol::{EngineEvent, Level, TurnEntry};
 use crate::Engine;
-use saki_followup::{CacheSafeStore, Speculation};
 use saki_llm_worker::Item;
-use saki_pod::checkpoint::ops::{log_note, model_note, short};
-use saki_pod::checkpoint::{Checkpoints, Outcome, UndoLimits};
+use saki_read_ahead::{CacheSafeStore, Speculation};
+use saki_undo::ops::{log_note, model_note, short};
+use saki_undo::{Checkpoints, Outcome, UndoLimits};
 use std::sync::Arc;
 
 /// The checkpoints of an engine's sessions: in `<data dir>/undo`, beside the sessions;
@@ -21,7 +21,7 @@ pub(crate) fn checkpoints(
     // `<data dir>/sessions` has `<data dir>/undo` beside it; a store kept elsewhere (tests)
     // keeps its checkpoints inside it, never in a directory it does not own.
     let dir = store.map(|s| match s.dir().parent() {
-        Some(data) if s.dir().ends_with("sessions") => saki_pod::checkpoint::store_dir(data),
+        Some(data) if s.dir().ends_with("sessions") => saki_undo::store_dir(data),
         _ => s.dir().join("undo"),
     });
     let limits = dir.as_ref().map(|_| UndoLimits::default());
@@ -97,7 +97,7 @@ impl Engine {
         self.after_undo(result);
     }
 
-    fn after_undo(&mut self, result: Result<Outcome, saki_pod::checkpoint::UndoError>) {
+    fn after_undo(&mut self, result: Result<Outcome, saki_undo::UndoError>) {
         match result {
             Ok(outcome) => {
                 self.tell_model(&outcome);

@@ -22,7 +22,7 @@ pub struct ServerConfig {
     pub args: Vec<String>,
     /// Variables set for the program, over the few it inherits from saki's environment
     /// (`inherit = "core"` of `[shell_environment]`, secrets removed:
-    /// [`saki_tools::shell_env::inherited_by_programs`]).
+    /// [`saki_sandbox::shell_env::inherited_by_programs`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Where the program runs (default: the workspace root); relative to it.

@@ -4,7 +4,7 @@
 //! A stdio server runs in a process group of its own, so the terminal's Ctrl+C (meant
 //! to cancel a turn) does not kill it, with only the core variables of saki's
 //! environment (`PATH`, `HOME`, the user, the locale, the temp dirs; API keys stay out:
-//! [`saki_tools::shell_env::inherited_by_programs`]) plus its `env`. Its stderr is kept
+//! [`saki_sandbox::shell_env::inherited_by_programs`]) plus its `env`. Its stderr is kept
 //! (the last lines) to say why it failed; it never reaches the terminal the UI draws on.
 
 use crate::config::{ServerConfig, Transport};
@@ -259,7 +259,7 @@ fn spawn(
         .env_clear()
         .envs(std::env::vars_os().filter(|(name, _)| {
             name.to_str()
-                .is_some_and(saki_tools::shell_env::inherited_by_programs)
+                .is_some_and(saki_sandbox::shell_env::inherited_by_programs)
         }))
         .envs(env)
         .current_dir(cwd.map_or_else(|| workspace.to_path_buf(), |c| workspace.join(c)))

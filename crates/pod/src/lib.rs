@@ -23,4 +23,3 @@ pub mod reread;
 pub mod summary;
 
 pub use compactor::{CompactionSettings, Compactor};
-pub mod checkpoint;

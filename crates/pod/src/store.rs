@@ -5,12 +5,12 @@
 
 use crate::images::ImageStore;
 use saki_llm_worker::{Compaction, CompactionReport, HistoryEdit, Item};
+pub use saki_undo::UndoNote;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -101,17 +101,6 @@ enum Line {
     },
 }
 
-/// An undo or redo, as the session log records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UndoNote {
-    pub redo: bool,
-    /// The turns whose file changes were taken back (or put back).
-    pub turns: Vec<u64>,
-    pub files: Vec<String>,
-    #[serde(default)]
-    pub forced: bool,
-}
-
 /// A session read back from disk.
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
@@ -133,12 +122,7 @@ pub struct SessionStore {
     dir: PathBuf,
 }
 
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
+pub use saki_tools::common::now_secs;
 
 impl SessionStore {
     pub fn new(dir: impl Into<PathBuf>) -> Self {

@@ -24,9 +24,9 @@
 
 use crate::grants::SessionGrants;
 use crate::mcp_approval::{assess_mcp, is_mcp_tool, McpLookup};
-use crate::shell_safety::{check_scope, classify, Safety};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Interceptor, ToolAction, ToolCallInfo};
+use saki_shell_safety::{check_scope, classify, Safety};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 

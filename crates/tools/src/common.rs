@@ -119,6 +119,14 @@ const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// The SHA-256 of `bytes`, as 64 lowercase hex digits: how saki names content it
 /// keeps by content (undo's objects, sessions' images).
+/// Seconds since the Unix epoch (0 on a clock before it).
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(bytes);

@@ -1,5 +1,5 @@
-//! saki-tools: the built-in tools, all scoped to the workspace, the approval policy and
-//! the shell safety classifier.
+//! saki-tools: the built-in tools, all scoped to the workspace, and the approval policy.
+//! The shell classifier is `saki-shell-safety`; the OS sandbox is `saki-sandbox`.
 
 pub mod approval;
 pub mod atomic;
@@ -15,11 +15,8 @@ pub mod image;
 pub mod listing;
 pub mod mcp_approval;
 pub mod plan;
-pub mod sandbox;
 pub mod sanitize;
 pub mod shell;
-pub mod shell_env;
-pub mod shell_safety;
 pub mod state;
 pub mod suggest;
 pub mod web_fetch;
@@ -33,7 +30,7 @@ pub use approval::{
 pub use grants::SessionGrants;
 pub use mcp_approval::{McpLookup, McpToolFacts};
 pub use shell::{ShellRuntime, ShellRuntimeError};
-pub use workspace::{ScopeError, Workspace};
+pub use workspace::{Roots, ScopeError, Workspace};
 
 use saki_llm_worker::{Tool, ToolServer, ToolServerError};
 use std::sync::Arc;

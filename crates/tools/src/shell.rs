@@ -3,15 +3,15 @@
 //! started. Output (stdout and stderr, interleaved) is capped keeping head and tail.
 //!
 //! With a [`ShellRuntime`] that knows the saki binary, the command runs through the
-//! sandbox helper (`saki sandbox-exec`, see [`crate::sandbox`]), which restricts it and
+//! sandbox helper (`saki sandbox-exec`, see [`saki_sandbox`]), which restricts it and
 //! kills every process it leaves behind, also ones that left the process group. Either
-//! way it gets the scrubbed environment of [`crate::shell_env`].
+//! way it gets the scrubbed environment of [`saki_sandbox::shell_env`].
 
 use crate::common::{parse_args, prefix_at_boundary, suffix_at_boundary};
-use crate::sandbox::{SandboxPolicy, HELPER_SUBCOMMAND};
-use crate::shell_env::{self, ShellEnvConfig, ShellEnvError};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
+use saki_sandbox::shell_env::{self, ShellEnvConfig, ShellEnvError};
+use saki_sandbox::{SandboxPolicy, HELPER_SUBCOMMAND};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

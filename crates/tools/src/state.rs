@@ -1,7 +1,7 @@
 //! saki's data directory (`$XDG_DATA_HOME/saki`, default `~/.local/share/saki`), and the
 //! records a process keeps there so that a later saki can repair what a `kill -9` left
 //! half done (the temporary-file registry of [`crate::atomic`], the apply journals of
-//! `saki-followup`).
+//! `saki-read-ahead`).
 //!
 //! A front end calls [`set_data_dir`] once at start. Until it does (libraries, unit
 //! tests) no record is kept: writes stay atomic, but nothing can be repaired after a kill.

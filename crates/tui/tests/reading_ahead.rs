@@ -231,8 +231,8 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
 
 #[test]
 fn slash_stats_asks_the_engine_and_shows_what_reading_ahead_cost() {
-    use saki_followup::ReadAheadStats;
     use saki_llm_worker::TokenCount;
+    use saki_read_ahead::ReadAheadStats;
     use saki_tui::Action;
     let mut app = app();
     let now = Instant::now();

@@ -8,7 +8,7 @@ use crate::protocol::{Action, ApprovalRequest, SessionEntry, SpecState, Status};
 use crate::theme::Theme;
 use crate::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use saki_followup::{Accept, AcceptMethod, SuggestionState};
+use saki_read_ahead::{Accept, AcceptMethod, SuggestionState};
 use saki_tools::Approval;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -449,7 +449,7 @@ impl App {
     }
 
     fn dismiss_suggestion(&mut self, now: Instant) {
-        let shown = !matches!(self.suggestion.phase(), saki_followup::Phase::Hidden);
+        let shown = !matches!(self.suggestion.phase(), saki_read_ahead::Phase::Hidden);
         if shown && self.input.is_empty() {
             self.suggestion.dismiss(now);
             if self.spec != SpecState::Off {

@@ -1,0 +1,132 @@
+//! The workspace's roots: every path a tool, an `@path` reference or a shell command
+//! names is resolved (symlinks followed) and must stay inside one of them.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    #[error("{path} is outside the workspace ({root})")]
+    OutOfScope { path: String, root: String },
+    #[error("{0} does not exist")]
+    NotFound(String),
+    #[error("cannot resolve {path}: {message}")]
+    Io { path: String, message: String },
+}
+
+/// Canonical roots; the first is where relative paths start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Roots {
+    roots: Vec<PathBuf>,
+}
+
+impl Roots {
+    pub fn new(root: impl AsRef<Path>) -> std::io::Result<Self> {
+        Ok(Self {
+            roots: vec![root.as_ref().canonicalize()?],
+        })
+    }
+
+    /// Adds another root (`--add-dir`).
+    pub fn add_root(&mut self, root: impl AsRef<Path>) -> std::io::Result<()> {
+        self.roots.push(root.as_ref().canonicalize()?);
+        Ok(())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.roots[0]
+    }
+
+    /// All canonical roots, the first one first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    pub fn absolute(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            self.rooted_in_workspace(p)
+                .unwrap_or_else(|| p.to_path_buf())
+        } else {
+            self.root().join(p)
+        }
+    }
+
+    /// Small models often write workspace paths as if the workspace were `/` (`/docs`
+    /// for `docs`). Such a path that names nothing on this machine, while the same path
+    /// under the first root does exist, means the workspace one. It can only lead inside.
+    fn rooted_in_workspace(&self, p: &Path) -> Option<PathBuf> {
+        if self.roots.iter().any(|r| p.starts_with(r)) || p.symlink_metadata().is_ok() {
+            return None;
+        }
+        let inside = self.root().join(p.strip_prefix("/").ok()?);
+        inside.symlink_metadata().ok().map(|_| inside)
+    }
+
+    fn check(&self, original: &str, resolved: PathBuf) -> Result<PathBuf, ScopeError> {
+        if self.roots.iter().any(|r| resolved.starts_with(r)) {
+            Ok(resolved)
+        } else {
+            Err(ScopeError::OutOfScope {
+                path: original.to_owned(),
+                root: self.root().display().to_string(),
+            })
+        }
+    }
+
+    /// Resolves an existing path (following symlinks) inside the scope.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ScopeError> {
+        let abs = self.absolute(path);
+        match abs.canonicalize() {
+            Ok(real) => self.check(path, real),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Say "outside" rather than "missing" for paths that point outside anyway.
+                self.resolve_for_write(path)?;
+                Err(ScopeError::NotFound(path.to_owned()))
+            }
+            Err(e) => Err(ScopeError::Io {
+                path: path.to_owned(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Resolves a path that may not exist yet: its deepest existing ancestor is
+    /// canonicalized (so a symlinked directory cannot lead outside); a `..` below a
+    /// missing directory cannot be resolved and is refused.
+    pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ScopeError> {
+        let abs = self.absolute(path);
+        let mut existing = abs.as_path();
+        let mut rest = Vec::new();
+        loop {
+            match existing.canonicalize() {
+                Ok(real) => {
+                    let mut full = real;
+                    for part in rest.iter().rev() {
+                        full.push(part);
+                    }
+                    return self.check(path, full);
+                }
+                Err(_) => {
+                    let (Some(parent), Some(name)) = (existing.parent(), existing.file_name())
+                    else {
+                        return Err(ScopeError::Io {
+                            path: path.to_owned(),
+                            message: "`..` after a directory that does not exist".into(),
+                        });
+                    };
+                    rest.push(name.to_owned());
+                    existing = parent;
+                }
+            }
+        }
+    }
+
+    /// A path as shown to the model: relative to the first root when inside it.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(self.root()) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
