@@ -11,7 +11,8 @@ use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// A request as the server received it.
 #[derive(Debug, Clone)]
@@ -48,11 +49,57 @@ struct Shared {
 /// Paths of the questions a client asks a local server about itself.
 const INFO_PATHS: &[&str] = &["/props", "/v1/models", "/api/show", "/health"];
 
-type SharedState = Arc<Mutex<Shared>>;
+/// The recorded state, and a signal for each request that arrives (what
+/// [`MockServer::wait_for_requests`] waits on).
+#[derive(Default)]
+struct Recorded {
+    shared: Mutex<Shared>,
+    arrived: Condvar,
+}
 
-fn lock(state: &SharedState) -> MutexGuard<'_, Shared> {
+type SharedState = Arc<Recorded>;
+
+/// How long [`MockServer::wait_for_requests`] waits before it fails: long, because the
+/// machine may be busy running other tests; a test that passes never waits this long.
+const WAIT_LIMIT: Duration = Duration::from_secs(60);
+
+fn lock(state: &Recorded) -> MutexGuard<'_, Shared> {
     // A panicking test thread must not hide the recorded requests from the others.
-    state.lock().unwrap_or_else(|p| p.into_inner())
+    state.shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Blocks until `n` requests were recorded; all of them, or (after `limit`) those that
+/// did arrive.
+fn wait_for(
+    state: &Recorded,
+    n: usize,
+    limit: Duration,
+) -> Result<Vec<RecordedRequest>, Vec<RecordedRequest>> {
+    let deadline = Instant::now() + limit;
+    let mut shared = lock(state);
+    loop {
+        if shared.requests.len() >= n {
+            return Ok(shared.requests.clone());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(shared.requests.clone());
+        }
+        shared = state
+            .arrived
+            .wait_timeout(shared, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}
+
+fn too_few(n: usize, arrived: &[RecordedRequest]) -> ! {
+    let paths: Vec<&str> = arrived.iter().map(|r| r.path.as_str()).collect();
+    panic!(
+        "testkit: waited {} s for {n} requests, {} arrived: {paths:?}",
+        WAIT_LIMIT.as_secs(),
+        arrived.len()
+    )
 }
 
 pub struct MockServer {
@@ -131,6 +178,31 @@ impl MockServer {
         lock(&self.state).requests.clone()
     }
 
+    /// Waits until the server has received `n` requests (counting from its start; the
+    /// questions [`set_server_info`] answers do not count) and returns them. Fails the test,
+    /// naming what did arrive, when they do not come within a minute. For blocking tests;
+    /// async ones use [`wait_for_requests`].
+    ///
+    /// [`set_server_info`]: MockServer::set_server_info
+    /// [`wait_for_requests`]: MockServer::wait_for_requests
+    pub fn wait_for_requests_blocking(&self, n: usize) -> Vec<RecordedRequest> {
+        wait_for(&self.state, n, WAIT_LIMIT).unwrap_or_else(|arrived| too_few(n, &arrived))
+    }
+
+    /// [`wait_for_requests_blocking`] for async tests. It waits on the blocking pool with
+    /// the real clock, so a test with tokio's clock paused does not time out at once.
+    ///
+    /// [`wait_for_requests_blocking`]: MockServer::wait_for_requests_blocking
+    pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
+        let state = self.state.clone();
+        let waited = tokio::task::spawn_blocking(move || wait_for(&state, n, WAIT_LIMIT)).await;
+        match waited {
+            Ok(Ok(requests)) => requests,
+            Ok(Err(arrived)) => too_few(n, &arrived),
+            Err(e) => panic!("testkit: waiting for {n} requests failed: {e}"),
+        }
+    }
+
     pub fn pending_replies(&self) -> usize {
         lock(&self.state).replies.len()
     }
@@ -200,6 +272,7 @@ async fn handle(State(state): State<SharedState>, request: Request) -> Response 
             raw_body,
             body,
         });
+        state.arrived.notify_all();
         shared.replies.pop_front()
     };
     let Some(reply) = reply else {
@@ -314,8 +387,16 @@ fn stream(mut events: Vec<String>, faults: Faults, gate: Option<Gate>) -> Respon
         }
         for (i, event) in events.into_iter().enumerate() {
             if faults.drop_after == Some(i) {
-                // Let the server flush what was sent: the drop must come after those bytes.
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                // The drop must come after the bytes sent so far, and hyper discards what
+                // it has not written when the body fails. So wait until the body has taken
+                // every event: hyper writes what it took to the socket before it yields,
+                // and this runtime has one thread, so the write is done when this task
+                // runs again.
+                if let Ok(permits) = tx.reserve_many(tx.max_capacity()).await {
+                    drop(permits);
+                } else {
+                    return;
+                }
                 let _ = tx
                     .send(Err(std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,
