@@ -210,9 +210,8 @@ async fn cancel_before_the_first_event_returns_cancelled() {
         let cancel = cancel.clone();
         tokio::spawn(async move { c.stream(&request(), cancel).await.map(|_| ()) })
     };
-    while server.requests().is_empty() {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    // The request is out; its first event never comes.
+    server.wait_for_requests(1).await;
     cancel.cancel();
     assert!(matches!(handle.await.unwrap(), Err(ClientError::Cancelled)));
 }
