@@ -135,11 +135,11 @@ impl Checkpoints {
 
     /// Reads the workspace into the shadow in the background (the first time in a
     /// workspace this copies every file the scan covers), so the first shell call does
-    /// not wait for it.
-    pub fn warm(&self) {
-        let Some(inputs) = self.lock().warm_inputs() else {
-            return;
-        };
+    /// not wait for it. Returns the thread that reads, for a caller that must know when
+    /// the shadow is in place (tests); `None` when there is nothing to read or the thread
+    /// could not start.
+    pub fn warm(&self) -> Option<std::thread::JoinHandle<()>> {
+        let inputs = self.lock().warm_inputs()?;
         let tracker = self.tracker.clone();
         // Read without the lock: a turn (its prompt, its file tools, its end) does not
         // wait for it; only a shell call that comes first reads the workspace itself.
@@ -149,9 +149,13 @@ impl Checkpoints {
                 let warmed = inputs.build();
                 lock(&tracker).install(warmed);
             });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "cannot start reading the workspace for undo");
-            self.lock().cancel_warm();
+        match spawned {
+            Ok(thread) => Some(thread),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start reading the workspace for undo");
+                self.lock().cancel_warm();
+                None
+            }
         }
     }
 

@@ -221,9 +221,9 @@ async fn the_background_read_and_a_first_call_that_does_not_wait_for_it_agree() 
         for i in 0..300 {
             env.write(&format!("d{}/f{i}.txt", i % 7), &format!("{i}\n"));
         }
-        env.checkpoints.warm();
+        let reading = env.checkpoints.warm().expect("the background read starts");
         if wait {
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            reading.join().unwrap();
         }
         env.shell("edit", "echo x > d3/f3.txt && rm d4/f4.txt")
             .await;
