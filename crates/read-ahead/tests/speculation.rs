@@ -286,15 +286,14 @@ async fn a_cancelled_speculation_is_aborted() {
     let f = fixture();
     f.server.push(Turn::text("slow").stall_after(1));
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        trigger.cancel();
-    });
-    let spec = f
-        .speculator(ApprovalMode::Yolo)
-        .run(&f.params(), "wait", cancel)
-        .await;
+    let speculator = f.speculator(ApprovalMode::Yolo);
+    let params = f.params();
+    // Cancelled mid-request: the request is out, and the rest of its reply never comes.
+    let cancelled = async {
+        f.server.wait_for_requests(1).await;
+        cancel.cancel();
+    };
+    let (spec, ()) = tokio::join!(speculator.run(&params, "wait", cancel.clone()), cancelled);
     assert_eq!(spec.status, SpeculationStatus::Aborted);
     spec.abort();
     assert_eq!(f.overlays_left(), 0);

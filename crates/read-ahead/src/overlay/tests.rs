@@ -276,8 +276,16 @@ fn a_touched_but_unchanged_file_is_not_a_conflict() {
     let o = overlay(&f);
     fs::write(o.resolve_write("src/app.rs").unwrap(), "mine").unwrap();
     // Same content, new mtime.
-    std::thread::sleep(std::time::Duration::from_millis(10));
-    fs::write(f.root.join("src/app.rs"), "fn main() {}\n").unwrap();
+    let real = f.root.join("src/app.rs");
+    let touched =
+        fs::metadata(&real).unwrap().modified().unwrap() + std::time::Duration::from_secs(5);
+    fs::write(&real, "fn main() {}\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&real)
+        .unwrap()
+        .set_modified(touched)
+        .unwrap();
     assert!(o.apply().is_complete());
     assert_eq!(
         fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
