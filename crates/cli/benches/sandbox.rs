@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! What the sandbox costs a trivial shell call: the `shell` tool running `true` 100 times
-//! with the sandbox helper (`saki sandbox-exec`, Landlock `workspace-write`) and without
-//! (plain `bash -c`), median and p90 of each. Run: `cargo bench -p saki-cli --bench sandbox`.
+//! with the sandbox helper (`saki sandbox-exec`, Landlock `workspace-write` and seccomp),
+//! with the helper and the policy of a command that runs unasked (read-only), and without
+//! (plain `bash -c`), median and p90 of each.
+//! Run: `cargo bench -p saki-cli --bench sandbox`.
 
 use saki_llm_worker::{Tool, ToolExecutionContext};
 use saki_sandbox::shell_env::ShellEnvConfig;
@@ -12,10 +14,17 @@ use std::time::{Duration, Instant};
 
 const RUNS: usize = 100;
 
-fn shell(dir: &std::path::Path, sandboxed: bool) -> saki_tools::shell::Shell {
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Plain,
+    Sandboxed,
+    Unasked,
+}
+
+fn shell(dir: &std::path::Path, kind: Kind) -> (saki_tools::shell::Shell, Arc<ShellRuntime>) {
     let mut workspace = Workspace::new(dir).unwrap();
     let mut runtime = ShellRuntime::new(&ShellEnvConfig::default(), &[]).unwrap();
-    if sandboxed {
+    if kind != Kind::Plain {
         let home = std::env::var("HOME").ok().map(std::path::PathBuf::from);
         let policy = SandboxPolicy::new(
             SandboxMode::WorkspaceWrite,
@@ -25,13 +34,26 @@ fn shell(dir: &std::path::Path, sandboxed: bool) -> saki_tools::shell::Shell {
             &[],
             false,
         );
-        runtime.set_sandbox(env!("CARGO_BIN_EXE_saki").into(), &policy);
+        let unasked = policy.for_unasked(
+            workspace.roots(),
+            runtime.tmp_unasked(),
+            &|name| std::env::var_os(name),
+            home.as_deref(),
+        );
+        runtime.set_sandbox(env!("CARGO_BIN_EXE_saki").into(), &policy, unasked.as_ref());
     }
-    workspace.set_shell_runtime(Arc::new(runtime));
-    saki_tools::shell::Shell(Arc::new(workspace))
+    let runtime = Arc::new(runtime);
+    workspace.set_shell_runtime(runtime.clone());
+    (saki_tools::shell::Shell(Arc::new(workspace)), runtime)
 }
 
-fn measure(rt: &tokio::runtime::Runtime, tool: &saki_tools::shell::Shell) -> Vec<Duration> {
+fn measure(rt: &tokio::runtime::Runtime, dir: &std::path::Path, kind: Kind) -> Vec<Duration> {
+    let (tool, runtime) = shell(dir, kind);
+    let mark = || {
+        if kind == Kind::Unasked {
+            runtime.mark_unasked("c");
+        }
+    };
     let ctx = || ToolExecutionContext {
         call_id: "c".into(),
         batch_id: "b".into(),
@@ -40,10 +62,12 @@ fn measure(rt: &tokio::runtime::Runtime, tool: &saki_tools::shell::Shell) -> Vec
     let input = r#"{"command": "true"}"#;
     // Warm up the page cache for both binaries.
     for _ in 0..5 {
+        mark();
         rt.block_on(tool.execute(input, ctx())).unwrap();
     }
     let mut times: Vec<Duration> = (0..RUNS)
         .map(|_| {
+            mark();
             let start = Instant::now();
             let out = rt.block_on(tool.execute(input, ctx())).unwrap();
             assert!(out.content.contains("[exit code: 0]"), "{}", out.content);
@@ -60,10 +84,15 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let plain = measure(&rt, &shell(dir.path(), false));
-    let sandboxed = measure(&rt, &shell(dir.path(), true));
+    let plain = measure(&rt, dir.path(), Kind::Plain);
+    let sandboxed = measure(&rt, dir.path(), Kind::Sandboxed);
+    let unasked = measure(&rt, dir.path(), Kind::Unasked);
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    for (name, t) in [("bash -c true", &plain), ("sandboxed", &sandboxed)] {
+    for (name, t) in [
+        ("bash -c true", &plain),
+        ("sandboxed", &sandboxed),
+        ("unasked", &unasked),
+    ] {
         println!(
             "{name:>14}: median {:.2} ms, p90 {:.2} ms ({RUNS} runs)",
             ms(t[RUNS / 2]),
@@ -71,7 +100,8 @@ fn main() {
         );
     }
     println!(
-        "sandbox overhead: {:.2} ms (median)",
-        ms(sandboxed[RUNS / 2]) - ms(plain[RUNS / 2])
+        "sandbox overhead: {:.2} ms approved, {:.2} ms unasked (median)",
+        ms(sandboxed[RUNS / 2]) - ms(plain[RUNS / 2]),
+        ms(unasked[RUNS / 2]) - ms(plain[RUNS / 2])
     );
 }

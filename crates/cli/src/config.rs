@@ -247,6 +247,9 @@ pub struct SandboxTable {
     /// More paths shell commands may not read (`~/` is the home directory).
     #[serde(default)]
     pub deny_read: Vec<String>,
+    /// UNIX sockets approved commands may connect to: `false` (default: none), `true`
+    /// (any), or a list of socket paths. Commands that run unasked never get one.
+    pub unix_sockets: Option<saki_sandbox::UnixSockets>,
 }
 
 impl SandboxConfig {
@@ -306,6 +309,7 @@ impl FileConfig {
             let sandbox = sandbox.table();
             merged.mode = sandbox.mode.or(merged.mode);
             merged.network = sandbox.network.or(merged.network);
+            merged.unix_sockets = sandbox.unix_sockets.or(merged.unix_sockets);
             merged.deny_read.extend(sandbox.deny_read);
             self.sandbox = Some(SandboxConfig::Table(merged));
         }

@@ -486,3 +486,31 @@ fn small_local_models_get_prompted_tools_unless_config_says_otherwise() {
     );
     assert!(toml::from_str::<FileConfig>("[models.x]\ntool_calling = \"json\"\n").is_err());
 }
+
+#[test]
+fn sandbox_unix_sockets_take_a_switch_or_a_list_and_later_files_win() {
+    let table = |text: &str| match parse(text).sandbox {
+        Some(SandboxConfig::Table(t)) => t,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(table("[sandbox]\nnetwork = true\n").unix_sockets, None);
+    assert_eq!(
+        table("[sandbox]\nunix_sockets = true\n").unix_sockets,
+        Some(saki_sandbox::UnixSockets::All(true))
+    );
+    assert_eq!(
+        table("[sandbox]\nunix_sockets = [\"/run/user/1/bus\"]\n").unix_sockets,
+        Some(saki_sandbox::UnixSockets::Paths(vec![
+            "/run/user/1/bus".into()
+        ]))
+    );
+    assert!(toml::from_str::<FileConfig>("[sandbox]\nunix_sockets = \"yes\"\n").is_err());
+    let mut merged = parse("[sandbox]\nunix_sockets = true\n");
+    merged.overlay(parse("[sandbox]\nunix_sockets = false\n"));
+    match merged.sandbox {
+        Some(SandboxConfig::Table(t)) => {
+            assert_eq!(t.unix_sockets, Some(saki_sandbox::UnixSockets::All(false)))
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -148,17 +148,25 @@ fn shell_safety(command: Option<String>, cd: Option<std::path::PathBuf>) -> Exit
             return ExitCode::Usage;
         }
     };
+    let unasked = unasked_sandbox(&workspace);
     let verdict = |command: &str| {
         let scope = check_scope(command, &workspace);
+        let safety = classify(command);
+        let runs_unasked = scope.in_scope() && safety == saki_shell_safety::Safety::ReadOnly;
         let scope = if scope.in_scope() {
             "in-scope".to_owned()
         } else {
             format!("out-of-scope: {}", scope.problems().join("; "))
         };
+        let sandbox = if runs_unasked {
+            unasked.as_str()
+        } else {
+            "sandbox: asks first"
+        };
         // One line per command, whatever the reasons quote.
         format!(
-            "{}\t{}",
-            classify(command).as_str(),
+            "{}\t{}\t{sandbox}",
+            safety.as_str(),
             scope.replace('\n', " ")
         )
     };
@@ -179,6 +187,42 @@ fn shell_safety(command: Option<String>, cd: Option<std::path::PathBuf>) -> Exit
         }
     }
     ExitCode::Success
+}
+
+/// What a command that runs unasked gets here, as `saki debug shell-safety` says it: the
+/// read-only sandbox, and whether this kernel enforces it.
+fn unasked_sandbox(workspace: &saki_tools::Workspace) -> String {
+    use saki_sandbox::{SandboxMode, SandboxPolicy};
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let tmp = std::env::temp_dir();
+    let policy = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        workspace.roots(),
+        &tmp,
+        home.as_deref(),
+        &[],
+        false,
+    );
+    let probed = policy
+        .for_unasked(
+            workspace.roots(),
+            &tmp,
+            &|name| std::env::var_os(name),
+            home.as_deref(),
+        )
+        .ok_or_else(|| "the sandbox is off".to_owned())
+        .and_then(|unasked| {
+            let saki = std::env::current_exe().map_err(|e| e.to_string())?;
+            saki_sandbox::probe(&saki, &unasked)
+        });
+    match probed {
+        Ok(status) if status.read_only_unasked => "sandbox: read-only-unasked".to_owned(),
+        Ok(status) => format!(
+            "sandbox: read-only-unasked, not enforced ({})",
+            status.detail
+        ),
+        Err(e) => format!("sandbox: read-only-unasked, not enforced ({e})"),
+    }
 }
 
 fn trust(dir: Option<std::path::PathBuf>) -> ExitCode {

@@ -12,7 +12,7 @@ use saki_llm_worker::WorkerConfig;
 use saki_pod::{Alert, AlertLevel, CompactionSettings, SessionStore};
 use saki_sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use saki_tools::{ShellRuntime, Workspace};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
@@ -377,12 +377,9 @@ pub fn shell(
         .chain(saki_tools::state::default_data_dir(&env))
         .collect();
     for path in &resolved.sandbox.deny_read {
-        deny.push(match (path.strip_prefix("~/"), &home) {
-            (Some(rest), Some(home)) => home.join(rest),
-            _ => PathBuf::from(path),
-        });
+        deny.push(expand_home(Path::new(path), home.as_deref()));
     }
-    let policy = SandboxPolicy::new(
+    let mut policy = SandboxPolicy::new(
         mode,
         workspace.roots(),
         runtime.tmp(),
@@ -390,12 +387,41 @@ pub fn shell(
         &deny,
         resolved.sandbox.network.unwrap_or(false),
     );
+    if let Some(sockets) = &resolved.sandbox.unix_sockets {
+        policy.unix_sockets = match sockets {
+            saki_sandbox::UnixSockets::Paths(paths) => saki_sandbox::UnixSockets::Paths(
+                paths
+                    .iter()
+                    .map(|p| expand_home(p, home.as_deref()))
+                    .collect(),
+            ),
+            all => all.clone(),
+        };
+    }
+    let commands_env = |name: &str| {
+        runtime
+            .env()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, value)| std::ffi::OsString::from(value))
+    };
+    let unasked = policy.for_unasked(
+        workspace.roots(),
+        runtime.tmp_unasked(),
+        &commands_env,
+        home.as_deref(),
+    );
     let probed = std::env::current_exe()
         .map_err(|e| format!("cannot find the saki binary to run the sandbox: {e}"))
         .and_then(|saki| Ok((saki_sandbox::probe(&saki, &policy)?, saki)));
     let status = match probed {
-        Ok((status, saki)) => {
-            runtime.set_sandbox(saki, &policy);
+        Ok((mut status, saki)) => {
+            // The unasked policy is probed too: it is what `read_only_unasked` reports.
+            status.read_only_unasked = match &unasked {
+                Some(p) => saki_sandbox::probe(&saki, p).is_ok_and(|s| s.read_only_unasked),
+                None => false,
+            };
+            runtime.set_sandbox(saki, &policy, unasked.as_ref());
             status
         }
         Err(detail) => {
@@ -405,6 +431,7 @@ pub fn shell(
                 enforced: false,
                 network: policy.network,
                 detail,
+                read_only_unasked: false,
             }
         }
     };
@@ -413,6 +440,14 @@ pub fn shell(
     workspace.set_output_cap(resolved.tool_output_max_bytes);
     workspace.set_web(resolved.web_fetch.settings());
     Ok((Arc::new(workspace), status))
+}
+
+/// `~/x` under `home`; any other path as it is.
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// What the person should know about this session's setup: config keys ignored because

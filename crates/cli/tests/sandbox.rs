@@ -92,6 +92,8 @@ fn sandboxed(events: &[Value]) -> bool {
     if !enforced {
         eprintln!("no sandbox on this kernel: {sandbox}");
     }
+    // Where the kernel sandboxes at all, unasked commands get the read-only policy.
+    assert_eq!(sandbox["read_only_unasked"], enforced, "{sandbox}");
     enforced
 }
 

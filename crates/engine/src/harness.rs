@@ -96,6 +96,7 @@ pub fn start_with_commands(
             enforced: false,
             network: true,
             detail: "tests".into(),
+            read_only_unasked: false,
         },
         system_prompt: "You are saki.".into(),
         prompt_builder: Arc::new(|| "You are saki.".into()),

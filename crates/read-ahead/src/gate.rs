@@ -67,6 +67,17 @@ impl ToolGate {
     /// Decides one call; `input_json` is the call's arguments as the model wrote them,
     /// or as the schema check repaired them.
     /// Arguments the gate cannot read are a boundary: it cannot tell where they lead.
+    /// Says that the allowed call `call_id` runs with nobody asked: a shell command then
+    /// gets the read-only sandbox, whatever the classifier thought of it. Every speculated
+    /// call is unasked.
+    pub fn mark_unasked(&self, name: &str, call_id: &str) {
+        if name == "shell" {
+            if let Some(runtime) = self.overlay.workspace().shell_runtime() {
+                runtime.mark_unasked(call_id);
+            }
+        }
+    }
+
     pub fn check(&self, name: &str, input_json: &str) -> GateDecision {
         let verdict = match serde_json::from_str::<Value>(input_json) {
             Ok(input) => self.decide(name, &input),
@@ -264,6 +275,7 @@ impl SpeculationTools {
     pub async fn call(&self, name: &str, input_json: &str, ctx: ToolExecutionContext) -> GatedCall {
         match self.gate.check(name, input_json) {
             GateDecision::Allow { input } => {
+                self.gate.mark_unasked(name, &ctx.call_id);
                 GatedCall::Ran(self.server.call_tool(name, &input, ctx).await)
             }
             GateDecision::Boundary { reason } => GatedCall::Boundary(reason),

@@ -503,6 +503,7 @@ impl Speculator {
                         break;
                     }
                     let input = gated;
+                    gate.mark_unasked(name, &ctx.call_id);
                     let (content, status) = match tools.get(name) {
                         Some(tool) => match tool.execute(&input, ctx.clone()).await {
                             // Whether the main model reads images is the main loop's

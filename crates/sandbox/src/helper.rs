@@ -1,17 +1,23 @@
 //! `saki sandbox-exec`: the process between saki and a shell command.
 //!
-//! `saki sandbox-exec --policy JSON -- PROGRAM ARGS...` becomes a child subreaper,
-//! restricts itself to the policy, runs the program, and once the program ends kills
-//! every process that is left (background jobs, `setsid` daemons: as a subreaper it
-//! inherits them all). SIGTERM, SIGHUP and SIGINT, and saki's own death (the parent-death
-//! signal), do the same and exit. `--probe` restricts itself, prints the resulting
+//! `saki sandbox-exec --policy JSON -- PROGRAM ARGS...` becomes a child subreaper, starts
+//! itself again as `sandbox-exec --inner`, which restricts itself to the policy and
+//! replaces itself with the program (`exec`), and once the program ends kills every
+//! process that is left (background jobs, `setsid` daemons: as a subreaper it inherits
+//! them all). SIGTERM, SIGHUP and SIGINT, and saki's own death (the parent-death signal),
+//! do the same and exit. `--probe` restricts itself, prints the resulting
 //! [`SandboxStatus`] as JSON and exits.
+//!
+//! Two processes, because the one that finds and kills leftovers reads `/proc`, which a
+//! command that runs unasked may not: the reaper stays unrestricted (it runs only this
+//! code), and only the process that becomes the command is restricted.
 //!
 //! Exit codes: the program's, or 128 + the signal that killed it; 127 when it cannot be
 //! started; the caller prints [`HelperError`]s and exits 125.
 
 use super::{enforce, SandboxPolicy, SandboxStatus};
 use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -45,18 +51,22 @@ const KILL_DEADLINE: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 struct Args {
     probe: bool,
+    /// The restricted half: enforce, then become the command.
+    inner: bool,
     policy: SandboxPolicy,
     command: Vec<OsString>,
 }
 
 fn parse(args: &[OsString]) -> Result<Args, String> {
     let mut probe = false;
+    let mut inner = false;
     let mut policy = None;
     let mut rest = args.iter();
     let mut command = Vec::new();
     while let Some(arg) = rest.next() {
         match arg.to_str() {
             Some("--probe") => probe = true,
+            Some("--inner") => inner = true,
             Some("--policy") => {
                 let json = rest
                     .next()
@@ -80,6 +90,7 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
     }
     Ok(Args {
         probe,
+        inner,
         policy,
         command,
     })
@@ -87,22 +98,36 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
 
 /// Runs the helper with the arguments after the subcommand.
 pub fn helper_main(args: &[OsString]) -> Result<HelperExit, HelperError> {
-    let args = parse(args).map_err(HelperError::Usage)?;
-    become_reaper();
-    let status = enforce(&args.policy).map_err(HelperError::Sandbox)?;
-    if args.probe {
+    let parsed = parse(args).map_err(HelperError::Usage)?;
+    if parsed.probe {
+        let status = enforce(&parsed.policy).map_err(HelperError::Sandbox)?;
         return Ok(HelperExit::Probe(status));
     }
-    let Some((program, program_args)) = args.command.split_first() else {
+    let Some((program, program_args)) = parsed.command.split_first() else {
         return Err(HelperError::Usage("no command after --".into()));
     };
+    if parsed.inner {
+        enforce(&parsed.policy).map_err(HelperError::Sandbox)?;
+        // Only returns when the program could not be started.
+        let e = Command::new(program).args(program_args).exec();
+        tracing::debug!(error = %e, "sandbox-exec: cannot start the command");
+        return Ok(HelperExit::Exited(127));
+    }
+    become_reaper();
     let mut signals =
         signal_hook::iterator::Signals::new([libc_sig::TERM, libc_sig::HUP, libc_sig::INT])
             .map_err(HelperError::Signals)?;
-    let mut child = match Command::new(program).args(program_args).spawn() {
+    let me = std::env::current_exe()
+        .map_err(|e| HelperError::Usage(format!("cannot find the saki binary: {e}")))?;
+    let mut child = match Command::new(me)
+        .arg(HELPER_SUBCOMMAND)
+        .arg("--inner")
+        .args(args)
+        .spawn()
+    {
         Ok(c) => c,
         Err(e) => {
-            tracing::debug!(error = %e, "sandbox-exec: cannot start the command");
+            tracing::debug!(error = %e, "sandbox-exec: cannot start the restricted half");
             return Ok(HelperExit::Exited(127));
         }
     };

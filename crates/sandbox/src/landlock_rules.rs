@@ -8,7 +8,7 @@
 //! names, but no file in it can be opened. Symlinks met on the way are not followed:
 //! what they point to is granted under its own path, or not at all.
 
-use super::{SandboxMode, SandboxPolicy};
+use super::{SandboxPolicy, UnaskedReach};
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
     PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
@@ -29,11 +29,9 @@ type Rights = BitFlags<AccessFs>;
 
 /// Restricts the calling process; `Ok((enforced, detail))`.
 pub(super) fn restrict_self(policy: &SandboxPolicy) -> Result<(bool, String), String> {
-    let all = AccessFs::from_all(ABI_USED);
-    let read = AccessFs::from_read(ABI_USED);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
+        .handle_access(AccessFs::from_all(ABI_USED))
         .map_err(|e| e.to_string())?;
     if !policy.network {
         ruleset = ruleset
@@ -50,29 +48,10 @@ pub(super) fn restrict_self(policy: &SandboxPolicy) -> Result<(bool, String), St
         .iter()
         .filter_map(|p| p.canonicalize().ok())
         .collect();
-    let mut rules = Vec::new();
-    grant_except(Path::new("/"), read, &deny, &mut rules, 0);
-    for root in &policy.writable {
-        let Ok(root) = root.canonicalize() else {
-            return Err(format!(
-                "the writable directory {} is missing",
-                root.display()
-            ));
-        };
-        // A denied path only carves out of a root that holds it; a root inside a denied
-        // directory is the person's own choice of workspace.
-        let inside: Vec<PathBuf> = deny
-            .iter()
-            .filter(|d| d.starts_with(&root) && **d != root)
-            .cloned()
-            .collect();
-        grant_except(&root, all, &inside, &mut rules, 0);
-    }
-    if policy.mode != SandboxMode::Off {
-        for device in WRITABLE_DEVICES {
-            rules.push((PathBuf::from(device), all));
-        }
-    }
+    let rules = match &policy.unasked {
+        Some(reach) => unasked_rules(policy, reach, &deny),
+        None => approved_rules(policy, &deny)?,
+    };
     for (path, rights) in rules {
         let rights = if path.is_dir() {
             rights
@@ -89,6 +68,97 @@ pub(super) fn restrict_self(policy: &SandboxPolicy) -> Result<(bool, String), St
     }
     let status = created.restrict_self().map_err(|e| e.to_string())?;
     Ok(describe(&status.ruleset, &status.landlock, policy.network))
+}
+
+/// The grants of an approved command: read everywhere but the denied paths, write the
+/// writable roots and a few devices.
+fn approved_rules(
+    policy: &SandboxPolicy,
+    deny: &[PathBuf],
+) -> Result<Vec<(PathBuf, Rights)>, String> {
+    let all = AccessFs::from_all(ABI_USED);
+    let mut rules = Vec::new();
+    grant_except(
+        Path::new("/"),
+        AccessFs::from_read(ABI_USED),
+        deny,
+        &mut rules,
+        0,
+    );
+    for root in &policy.writable {
+        let Ok(root) = root.canonicalize() else {
+            return Err(format!(
+                "the writable directory {} is missing",
+                root.display()
+            ));
+        };
+        // A denied path only carves out of a root that holds it; a root inside a denied
+        // directory is the person's own choice of workspace.
+        let inside: Vec<PathBuf> = deny
+            .iter()
+            .filter(|d| d.starts_with(&root) && **d != root)
+            .cloned()
+            .collect();
+        grant_except(&root, all, &inside, &mut rules, 0);
+    }
+    for device in WRITABLE_DEVICES {
+        rules.push((PathBuf::from(device), all));
+    }
+    Ok(rules)
+}
+
+/// Harmless files of `/proc` an unasked command may read (the rest of `/proc`, other
+/// processes' command lines and environments among it, it may not).
+const PROC_FILES: &[&str] = &[
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/version",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/stat",
+    "/sys/devices/system/cpu",
+];
+
+/// Devices an unasked command may read.
+const READABLE_DEVICES: &[&str] = &["/dev/urandom", "/dev/random"];
+
+/// The grants of a command that runs unasked: read and execute the system and toolchain
+/// directories, read (not execute) the workspace, write only its temp dir and
+/// `/dev/null`.
+fn unasked_rules(
+    policy: &SandboxPolicy,
+    reach: &UnaskedReach,
+    deny: &[PathBuf],
+) -> Vec<(PathBuf, Rights)> {
+    let read_exec = AccessFs::from_read(ABI_USED);
+    let read = read_exec & !AccessFs::Execute;
+    let write = AccessFs::from_all(ABI_USED) & !AccessFs::Execute;
+    let mut rules = Vec::new();
+    for dir in &reach.exec {
+        if let Ok(dir) = dir.canonicalize() {
+            grant_except(&dir, read_exec, deny, &mut rules, 0);
+        }
+    }
+    for dir in &reach.read {
+        if let Ok(dir) = dir.canonicalize() {
+            grant_except(&dir, read, deny, &mut rules, 0);
+        }
+    }
+    for dir in &policy.writable {
+        if let Ok(dir) = dir.canonicalize() {
+            rules.push((dir, write));
+        }
+    }
+    for device in WRITABLE_DEVICES {
+        rules.push((
+            PathBuf::from(device),
+            AccessFs::ReadFile | AccessFs::WriteFile,
+        ));
+    }
+    for path in READABLE_DEVICES.iter().chain(PROC_FILES) {
+        rules.push((PathBuf::from(path), read));
+    }
+    rules
 }
 
 fn describe(ruleset: &RulesetStatus, landlock: &LandlockStatus, network: bool) -> (bool, String) {

@@ -19,6 +19,8 @@
 mod helper;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
+#[cfg(target_os = "linux")]
+mod seccomp;
 pub mod shell_env;
 
 pub use helper::{
@@ -85,9 +87,61 @@ pub struct SandboxPolicy {
     /// Files and directories the command may not read (nor write), even inside a
     /// writable root.
     pub deny_read: Vec<PathBuf>,
-    /// Allow TCP connections and listening.
+    /// Allow TCP and UDP connections and listening.
     pub network: bool,
+    /// Which pathname UNIX sockets the command may connect to (`sandbox.unix_sockets`).
+    #[serde(default)]
+    pub unix_sockets: UnixSockets,
+    /// Set for a command that runs without asking anyone: it reads only what this names
+    /// and executes only from [`UnaskedReach::exec`], whatever the rest of the policy says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unasked: Option<UnaskedReach>,
 }
+
+/// `sandbox.unix_sockets`: `false` (the default: no UNIX socket at all), `true` (any), or
+/// the socket paths a command may connect to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UnixSockets {
+    All(bool),
+    Paths(Vec<PathBuf>),
+}
+
+impl Default for UnixSockets {
+    fn default() -> Self {
+        UnixSockets::All(false)
+    }
+}
+
+/// What a command that runs unasked may reach besides its private temp dir.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnaskedReach {
+    /// Read, not execute: the workspace roots.
+    pub read: Vec<PathBuf>,
+    /// Read and execute: the system directories and the toolchains on `PATH`.
+    pub exec: Vec<PathBuf>,
+}
+
+/// Directories programs need to run: their binaries, libraries and configuration.
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// Read-only for an unasked command: configuration, not programs.
+pub const SYSTEM_CONFIG_DIRS: &[&str] = &["/etc"];
+
+/// System files that hold secrets (readable when saki runs as root): denied to every
+/// sandboxed command.
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+];
 
 impl SandboxPolicy {
     /// The policy for a session: `roots` are the workspace roots, `tmp` the private temp
@@ -113,14 +167,117 @@ impl SandboxPolicy {
                     .collect()
             })
             .unwrap_or_default();
+        deny_read.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
         deny_read.extend(extra_deny.iter().cloned());
         Self {
             mode,
             writable,
             deny_read,
             network,
+            unix_sockets: UnixSockets::default(),
+            unasked: None,
         }
     }
+
+    /// The policy for a command that runs without asking (proven read-only and in scope
+    /// by the classifier, in `plan`, `default` or `auto-edit`): it reads the workspace
+    /// `roots`, the system directories and the toolchains on the commands' `PATH` (`env`
+    /// is the commands' environment); executes only
+    /// from the latter two; writes only `tmp` (its own temp dir) and `/dev/null`; has no
+    /// network and no UNIX sockets. What the person allowed for approved commands
+    /// (network, sockets, writable roots) does not carry over. `None` when the session's
+    /// sandbox is off.
+    pub fn for_unasked(
+        &self,
+        roots: &[PathBuf],
+        tmp: &Path,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+        home: Option<&Path>,
+    ) -> Option<Self> {
+        if self.mode == SandboxMode::Off {
+            return None;
+        }
+        let mut exec: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+        for dir in toolchain_dirs(env, home, roots) {
+            if !exec.iter().any(|e| dir.starts_with(e)) {
+                exec.push(dir);
+            }
+        }
+        let mut read = roots.to_vec();
+        read.extend(SYSTEM_CONFIG_DIRS.iter().map(PathBuf::from));
+        Some(Self {
+            mode: SandboxMode::ReadOnly,
+            writable: vec![tmp.to_path_buf()],
+            deny_read: self.deny_read.clone(),
+            network: false,
+            unix_sockets: UnixSockets::All(false),
+            unasked: Some(UnaskedReach { read, exec }),
+        })
+    }
+}
+
+/// The directories of the toolchains on `PATH` an unasked command may run: each entry,
+/// and for a `bin` (or `sbin`, `shims`) directory its parent, which holds what the
+/// programs load (`~/.cargo`, a Python or Node installation). Never an entry inside the
+/// workspace (the repository's own programs), nor the home directory or one above it
+/// (that would be the whole home); for `~/.local/bin` only `~/.local/bin` and
+/// `~/.local/lib`, since `~/.local/share` holds other programs' data (shell history).
+/// A rustup proxy on `PATH` brings its toolchains (`RUSTUP_HOME`, else `~/.rustup`).
+pub fn toolchain_dirs(
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    home: Option<&Path>,
+    roots: &[PathBuf],
+) -> Vec<PathBuf> {
+    let home = home.and_then(|h| h.canonicalize().ok());
+    let too_wide = |dir: &Path| {
+        dir == Path::new("/")
+            || home.as_deref().is_some_and(|h| h.starts_with(dir))
+            || roots
+                .iter()
+                .any(|r| dir.starts_with(r) || r.starts_with(dir))
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    let add = |dir: PathBuf, out: &mut Vec<PathBuf>| {
+        if !too_wide(&dir) && !out.contains(&dir) {
+            out.push(dir);
+        }
+    };
+    let Some(path_var) = env("PATH") else {
+        return out;
+    };
+    for entry in std::env::split_paths(&path_var) {
+        if !entry.is_absolute() {
+            continue;
+        }
+        let Ok(dir) = entry.canonicalize() else {
+            continue;
+        };
+        if too_wide(&dir) {
+            continue;
+        }
+        let named = |n: &str| dir.file_name().is_some_and(|f| f == n);
+        let parent = dir.parent().map(Path::to_path_buf);
+        let local = home.as_ref().map(|h| h.join(".local"));
+        match parent {
+            Some(parent) if local.as_ref() == Some(&parent) => {
+                add(dir.clone(), &mut out);
+                add(parent.join("lib"), &mut out);
+            }
+            Some(parent) if named("bin") || named("sbin") || named("shims") => {
+                add(parent, &mut out)
+            }
+            _ => add(dir.clone(), &mut out),
+        }
+        if dir.join("rustup").exists() {
+            let rustup = env("RUSTUP_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+            if let Some(rustup) = rustup.and_then(|r| r.canonicalize().ok()) {
+                add(rustup, &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// Under the home directory: where keys, tokens and cloud credentials live.
@@ -153,6 +310,10 @@ pub struct SandboxStatus {
     pub network: bool,
     /// How, or why not: `landlock ABI 7`, `the kernel has no Landlock`, ...
     pub detail: String,
+    /// Whether a command that runs unasked gets the read-only sandbox, enforced by the
+    /// kernel ([`SandboxPolicy::for_unasked`]).
+    #[serde(default)]
+    pub read_only_unasked: bool,
 }
 
 impl SandboxStatus {
@@ -189,13 +350,16 @@ pub fn probe(launcher: &Path, policy: &SandboxPolicy) -> Result<SandboxStatus, S
     }
 }
 
-/// Restricts the calling process to `policy` (the helper's step 2).
+/// Restricts the calling process to `policy` (the helper's step 2): Landlock for the
+/// file system, TCP and scopes, then seccomp for the sockets and calls Landlock does not
+/// cover ([`seccomp`]).
 pub(crate) fn enforce(policy: &SandboxPolicy) -> Result<SandboxStatus, String> {
     let mut status = SandboxStatus {
         mode: policy.mode,
         enforced: false,
         network: policy.network,
         detail: String::new(),
+        read_only_unasked: false,
     };
     if policy.mode == SandboxMode::Off {
         status.detail = "turned off".into();
@@ -206,12 +370,39 @@ pub(crate) fn enforce(policy: &SandboxPolicy) -> Result<SandboxStatus, String> {
         let (enforced, detail) = landlock_rules::restrict_self(policy)?;
         status.enforced = enforced;
         status.detail = detail;
+        let refusals = seccomp::Refusals::for_policy(policy);
+        let filtered = seccomp::apply(&refusals)?;
+        status.detail.push_str(&sockets_detail(policy, filtered));
+        status.read_only_unasked = enforced && filtered && policy.unasked.is_some();
     }
     #[cfg(not(target_os = "linux"))]
     {
         status.detail = "no sandbox on this operating system".into();
     }
     Ok(status)
+}
+
+/// What the status says of sockets, after the Landlock part.
+#[cfg(target_os = "linux")]
+fn sockets_detail(policy: &SandboxPolicy, filtered: bool) -> String {
+    if !filtered {
+        return "; sockets not restricted (no seccomp filter for this architecture)".into();
+    }
+    if policy.unasked.is_some() {
+        return "; no sockets".into();
+    }
+    let unix = match &policy.unix_sockets {
+        UnixSockets::All(false) => "no UNIX sockets",
+        UnixSockets::All(true) => "UNIX sockets allowed",
+        UnixSockets::Paths(_) => {
+            "UNIX sockets allowed (a list of socket paths cannot be enforced on this kernel)"
+        }
+    };
+    if policy.network {
+        format!("; {unix}")
+    } else {
+        format!("; {unix}, no UDP")
+    }
 }
 
 #[cfg(test)]
@@ -252,7 +443,85 @@ mod tests {
             true,
         );
         assert_eq!(ww.writable, [PathBuf::from("/t"), PathBuf::from("/w")]);
-        assert!(ww.deny_read.is_empty());
+        assert_eq!(
+            ww.deny_read,
+            SYSTEM_SECRETS.iter().map(PathBuf::from).collect::<Vec<_>>(),
+            "without a home only the system's secrets"
+        );
+        assert!(ww.unasked.is_none());
+        let off = SandboxPolicy::new(SandboxMode::Off, &roots, Path::new("/t"), None, &[], true);
+        assert!(off
+            .for_unasked(&roots, Path::new("/t2"), &|_| None, None)
+            .is_none());
+    }
+
+    #[test]
+    fn an_unasked_policy_keeps_the_denials_and_drops_what_approved_commands_may() {
+        let roots = [PathBuf::from("/w")];
+        let mut approved = SandboxPolicy::new(
+            SandboxMode::WorkspaceWrite,
+            &roots,
+            Path::new("/t"),
+            Some(Path::new("/h")),
+            &[],
+            true,
+        );
+        approved.unix_sockets = UnixSockets::All(true);
+        let unasked = approved
+            .for_unasked(&roots, Path::new("/t2"), &|_| None, None)
+            .unwrap();
+        assert_eq!(unasked.writable, [PathBuf::from("/t2")]);
+        assert!(!unasked.network);
+        assert_eq!(unasked.unix_sockets, UnixSockets::All(false));
+        assert_eq!(unasked.deny_read, approved.deny_read);
+        let reach = unasked.unasked.unwrap();
+        assert!(reach.read.contains(&PathBuf::from("/w")));
+        assert!(!reach.exec.iter().any(|d| d.starts_with("/w")), "{reach:?}");
+        assert!(reach.exec.contains(&PathBuf::from("/usr")));
+    }
+
+    #[test]
+    fn toolchains_on_path_are_reached_but_not_the_workspace_or_the_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let home = base.join("home");
+        for d in [
+            "home/.cargo/bin",
+            "home/.local/bin",
+            "home/.local/lib",
+            "home/.rustup",
+            "home/ws/node_modules/.bin",
+            "opt/node/bin",
+            "opt/tools",
+        ] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".cargo/bin/rustup"), "").unwrap();
+        let ws = home.join("ws");
+        let path = std::env::join_paths([
+            home.join(".cargo/bin"),
+            home.join(".local/bin"),
+            ws.join("node_modules/.bin"),
+            base.join("opt/node/bin"),
+            base.join("opt/tools"),
+            home.clone(),
+            PathBuf::from("relative/bin"),
+            base.join("missing/bin"),
+        ])
+        .unwrap();
+        let env = |name: &str| (name == "PATH").then(|| path.clone());
+        let dirs = toolchain_dirs(&env, Some(&home), std::slice::from_ref(&ws));
+        assert_eq!(
+            dirs,
+            [
+                home.join(".cargo"),
+                home.join(".rustup"),
+                home.join(".local/bin"),
+                home.join(".local/lib"),
+                base.join("opt/node"),
+                base.join("opt/tools"),
+            ]
+        );
     }
 
     #[test]
@@ -262,6 +531,7 @@ mod tests {
             enforced: false,
             network: false,
             detail: "the kernel has no Landlock".into(),
+            read_only_unasked: false,
         };
         assert_eq!(s.label(), "sandbox: none (the kernel has no Landlock)");
         s.enforced = true;

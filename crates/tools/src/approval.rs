@@ -375,7 +375,19 @@ impl Interceptor for ApprovalPolicy {
             _ => assess(call, &self.workspace),
         };
         match decide(mode, assessment.class) {
-            Verdict::Allow => ToolAction::Allow,
+            Verdict::Allow => {
+                // Nobody was asked: the kernel, not the classifier, holds it to reading
+                // (`yolo` is the person's choice to run anything as asked).
+                if call.name == "shell"
+                    && assessment.class == CallClass::ReadOnly
+                    && mode != ApprovalMode::Yolo
+                {
+                    if let Some(runtime) = self.workspace.shell_runtime() {
+                        runtime.mark_unasked(&call.ctx.call_id);
+                    }
+                }
+                ToolAction::Allow
+            }
             Verdict::Deny(reason) => ToolAction::Deny(match &assessment.reason {
                 Some(why) => format!("{reason} ({why})"),
                 None => reason,
