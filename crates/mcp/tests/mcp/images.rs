@@ -29,7 +29,8 @@ pub async fn the_image_tool_returns_its_image(tools: &SharedTools) {
 
 /// Through the Worker to a provider: the image goes out with the result in every
 /// protocol; to a model without vision, the result says it is not shown.
-pub async fn an_mcp_image_is_sent_to_the_model_in_every_protocol() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_image_is_sent_to_the_model_in_every_protocol() {
     use saki_llm_client::{CancellationToken, Client, ClientConfig, WireApi};
     use saki_llm_worker::{Item, Worker, WorkerConfig};
     use saki_testkit::{MockServer, Turn};

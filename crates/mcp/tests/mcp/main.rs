@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! saki-mcp against a small rmcp server, over stdio (a child process) and streamable
 //! HTTP (in process): listing and calling, timeouts and cancellation, a crash mid-call,
-//! servers that never start, tool filters and name cleaning, images in results.
+//! servers that never start, tool filters and name cleaning, images in results. The stdio
+//! server is this test binary run again (`server::stdio_server`).
 
-mod harness;
 mod images;
 mod server;
 
@@ -16,58 +16,10 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-fn main() -> std::process::ExitCode {
-    if let Ok(mode) = std::env::var(MODE_VAR) {
-        return server::run_stdio(&mode);
-    }
-    harness::run(&[
-        ("stdio_servers_list_and_call_their_tools", || {
-            Box::pin(stdio_servers_list_and_call_their_tools())
-        }),
-        ("http_servers_list_and_call_their_tools", || {
-            Box::pin(http_servers_list_and_call_their_tools())
-        }),
-        (
-            "a_call_past_its_tool_timeout_is_cancelled_on_the_server",
-            || Box::pin(a_call_past_its_tool_timeout_is_cancelled_on_the_server()),
-        ),
-        ("a_dropped_call_is_cancelled_on_the_server", || {
-            Box::pin(a_dropped_call_is_cancelled_on_the_server())
-        }),
-        (
-            "a_crash_mid_call_is_an_error_result_and_the_session_goes_on",
-            || Box::pin(a_crash_mid_call_is_an_error_result_and_the_session_goes_on()),
-        ),
-        (
-            "a_server_that_never_starts_fails_once_after_its_startup_timeout",
-            || Box::pin(a_server_that_never_starts_fails_once_after_its_startup_timeout()),
-        ),
-        ("servers_that_fail_at_start_say_why", || {
-            Box::pin(servers_that_fail_at_start_say_why())
-        }),
-        (
-            "a_stdio_server_inherits_the_core_variables_and_no_api_key",
-            || Box::pin(a_stdio_server_inherits_the_core_variables_and_no_api_key()),
-        ),
-        ("enabled_and_disabled_tools_are_respected", || {
-            Box::pin(enabled_and_disabled_tools_are_respected())
-        }),
-        ("cancelling_the_turn_cancels_the_mcp_request", || {
-            Box::pin(cancelling_the_turn_cancels_the_mcp_request())
-        }),
-        ("names_that_clean_to_the_same_reach_their_own_tool", || {
-            Box::pin(names_that_clean_to_the_same_reach_their_own_tool())
-        }),
-        (
-            "an_mcp_image_is_sent_to_the_model_in_every_protocol",
-            || Box::pin(images::an_mcp_image_is_sent_to_the_model_in_every_protocol()),
-        ),
-    ])
-}
-
 fn stdio(mode: &str) -> ServerConfig {
     let exe = std::env::current_exe().unwrap().display().to_string();
-    let mut config = ServerConfig::stdio(exe, Vec::new());
+    let args = server::STDIO_ARGS.iter().map(|a| a.to_string()).collect();
+    let mut config = ServerConfig::stdio(exe, args);
     config.env.insert(MODE_VAR.into(), mode.into());
     config.trusted = true;
     config
@@ -175,6 +127,7 @@ async fn exercise(tools: &SharedTools) {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_servers_list_and_call_their_tools() {
     let mut session = start(vec![("s", stdio("stdio"))]);
     session.manager.ready().await;
@@ -203,6 +156,7 @@ async fn stdio_servers_list_and_call_their_tools() {
     session.manager.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_servers_list_and_call_their_tools() {
     let stop = CancellationToken::new();
     let (url, seen) = server::start_http(TestServer::default(), stop.clone()).await;
@@ -225,17 +179,25 @@ async fn http_servers_list_and_call_their_tools() {
     stop.cancel();
 }
 
-/// Waits (a bounded time) until `check` holds.
+/// Waits until `check` holds, looking every 10 ms: for what only a file or another
+/// process shows. Fails the test after 30 s (long: the machine may be busy).
 async fn eventually(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened within 30 s: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("never happened: {what}");
 }
 
+/// Whether the stdio server's log (`LOG_VAR`) has a line `line`.
+fn logged(log: &std::path::Path, line: &str) -> bool {
+    std::fs::read_to_string(log).is_ok_and(|l| l.lines().any(|l| l == line))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_its_tool_timeout_is_cancelled_on_the_server() {
     let stop = CancellationToken::new();
     let test_server = TestServer::default();
@@ -244,7 +206,7 @@ async fn a_call_past_its_tool_timeout_is_cancelled_on_the_server() {
     config.tool_timeout_sec = Some(0.3);
     let session = start(vec![("s", config)]);
     session.manager.ready().await;
-    let error = call(&session.tools, "mcp__s__slow", json!({"ms": 60000}))
+    let error = call(&session.tools, "mcp__s__slow", json!({}))
         .await
         .unwrap_err();
     assert!(
@@ -269,6 +231,7 @@ async fn a_call_past_its_tool_timeout_is_cancelled_on_the_server() {
     stop.cancel();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_call_is_cancelled_on_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
@@ -276,20 +239,21 @@ async fn a_dropped_call_is_cancelled_on_the_server() {
     config.env.insert(LOG_VAR.into(), log.display().to_string());
     let session = start(vec![("s", config)]);
     session.manager.ready().await;
-    // The Worker drops a call's future when the person cancels the turn.
-    let dropped = tokio::time::timeout(
-        Duration::from_millis(300),
-        call(&session.tools, "mcp__s__slow", json!({"ms": 60000})),
-    )
-    .await;
-    assert!(dropped.is_err());
+    // The Worker drops a call's future when the person cancels the turn: here once the
+    // server is working on it.
+    let slow = call(&session.tools, "mcp__s__slow", json!({}));
+    tokio::select! {
+        answer = slow => panic!("the slow tool answered: {answer:?}"),
+        () = eventually("the server started the call", || logged(&log, "started slow")) => {}
+    }
     eventually("the server logged the cancellation", || {
-        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cancelled slow"))
+        logged(&log, "cancelled slow")
     })
     .await;
     session.manager.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_call_is_an_error_result_and_the_session_goes_on() {
     let session = start(vec![("s", stdio("stdio")), ("t", stdio("stdio"))]);
     session.manager.ready().await;
@@ -314,6 +278,7 @@ async fn a_crash_mid_call_is_an_error_result_and_the_session_goes_on() {
     session.manager.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_starts_fails_once_after_its_startup_timeout() {
     let mut hanging = stdio("hang");
     hanging.startup_timeout_sec = Some(0.5);
@@ -346,6 +311,7 @@ async fn a_server_that_never_starts_fails_once_after_its_startup_timeout() {
 
 /// A stdio server gets the core variables (`[shell_environment] inherit = "core"`'s, the
 /// locale and temp dirs included) and its own `env`; saki's API keys never reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
     let vars = [
         ("ANTHROPIC_API_KEY", "sk-ant-test"),
@@ -384,6 +350,7 @@ async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
     session.manager.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_that_fail_at_start_say_why() {
     let mut no_token = ServerConfig::http("http://127.0.0.1:9/mcp");
     no_token.bearer_token_env_var = Some("SAKI_MCP_TEST_UNSET_VAR".into());
@@ -428,6 +395,7 @@ async fn servers_that_fail_at_start_say_why() {
     assert!(session.tools.snapshot().is_empty());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enabled_and_disabled_tools_are_respected() {
     let mut config = stdio("stdio");
     config.enabled_tools = Some(vec!["echo".into(), "add".into(), "a.b".into()]);
@@ -444,6 +412,7 @@ async fn enabled_and_disabled_tools_are_respected() {
     session.manager.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_that_clean_to_the_same_reach_their_own_tool() {
     let session = start(vec![("s", stdio("stdio"))]);
     session.manager.ready().await;
@@ -468,6 +437,7 @@ async fn names_that_clean_to_the_same_reach_their_own_tool() {
 
 /// The person cancels the turn (Esc, Ctrl+C) while the Worker waits for an MCP call: the
 /// call gets a cancelled result and the server is told to stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_turn_cancels_the_mcp_request() {
     use saki_llm_client::{CancellationToken as Cancel, Client, ClientConfig, WireApi};
     use saki_llm_worker::{Item, ToolResultStatus, TurnStatus, Worker, WorkerConfig};
@@ -478,18 +448,22 @@ async fn cancelling_the_turn_cancels_the_mcp_request() {
     config.env.insert(LOG_VAR.into(), log.display().to_string());
     let session = start(vec![("s", config)]);
     let provider = MockServer::start().unwrap();
-    provider.push(Turn::new().with_tool_call("c1", "mcp__s__slow", r#"{"ms": 60000}"#));
+    provider.push(Turn::new().with_tool_call("c1", "mcp__s__slow", "{}"));
     let client = Client::new(ClientConfig::new(WireApi::Chat, provider.openai_url())).unwrap();
     let mut worker = Worker::new(client, std::sync::Arc::default(), WorkerConfig::new("m"));
     worker.set_shared_tools(session.tools.clone());
     session.manager.ready().await;
     let cancel = Cancel::new();
-    let canceller = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        canceller.cancel();
-    });
-    let outcome = worker.run_turn("wait", cancel).await.unwrap();
+    // The person cancels once the server is working on the call.
+    let cancelled = async {
+        eventually("the server started the call", || {
+            logged(&log, "started slow")
+        })
+        .await;
+        cancel.cancel();
+    };
+    let (outcome, ()) = tokio::join!(worker.run_turn("wait", cancel.clone()), cancelled);
+    let outcome = outcome.unwrap();
     assert_eq!(outcome.status, TurnStatus::Cancelled);
     let result = worker.history().iter().find_map(|item| match item {
         Item::ToolResult { status, .. } => Some(*status),
@@ -497,7 +471,7 @@ async fn cancelling_the_turn_cancels_the_mcp_request() {
     });
     assert_eq!(result, Some(ToolResultStatus::Cancelled));
     eventually("the server logged the cancellation", || {
-        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("cancelled slow"))
+        logged(&log, "cancelled slow")
     })
     .await;
     session.manager.shutdown().await;

@@ -1,10 +1,11 @@
 //! A small MCP server written with rmcp: over stdio (this test binary run again with
-//! `SAKI_MCP_TEST_SERVER` set) or over streamable HTTP (in process).
+//! `SAKI_MCP_TEST_SERVER` set, see [`stdio_server`]) or over streamable HTTP (in
+//! process).
 //!
-//! Tools: `echo {text}` (read-only), `add {a, b}` (structured content), `slow {ms}`
-//! (waits; records a cancellation), `crash` (the process exits mid-call), `fail` (an
-//! error result), `image` (a valid PNG, invalid base64, an SVG and audio), and `a.b` /
-//! `a_b` (names that clean to the same).
+//! Tools: `echo {text}` (read-only), `add {a, b}` (structured content), `slow` (answers
+//! only when cancelled, and records that it started and was cancelled), `crash` (the
+//! process exits mid-call), `fail` (an error result), `image` (a valid PNG, invalid
+//! base64, an SVG and audio), and `a.b` / `a_b` (names that clean to the same).
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -14,18 +15,54 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The variable that turns the test binary into a stdio server: `stdio` serves,
 /// `hang` never answers, `exit` fails at start.
 pub const MODE_VAR: &str = "SAKI_MCP_TEST_SERVER";
-/// A file the stdio server appends `cancelled` lines to.
+/// A file the stdio server appends `started slow` and `cancelled slow` lines to.
 pub const LOG_VAR: &str = "SAKI_MCP_TEST_LOG";
+/// The arguments that make this test binary run [`stdio_server`] alone. libtest still
+/// writes a line "running 1 test" to stdout first, which the client skips as it skips
+/// any line that is not JSON; `--quiet` keeps it from starting a line of its own with
+/// the test's name, and `--nocapture` lets the server's stderr through.
+pub const STDIO_ARGS: &[&str] = &[
+    "server::stdio_server",
+    "--exact",
+    "--ignored",
+    "--quiet",
+    "--nocapture",
+    "--test-threads=1",
+];
+
+/// The stdio server the other tests start: this binary runs it when `MODE_VAR` is set.
+/// Not a test of its own (ignored, and without `MODE_VAR` it does nothing).
+#[test]
+#[ignore = "the stdio MCP server that the other tests start as a child process"]
+fn stdio_server() {
+    if let Ok(mode) = std::env::var(MODE_VAR) {
+        // Exits here: libtest must not print a verdict into the JSON-RPC stream.
+        std::process::exit(run_stdio(&mode));
+    }
+}
 
 #[derive(Clone, Default)]
 pub struct TestServer {
     /// What the server saw cancelled (the in-process server).
     pub cancelled: Arc<Mutex<Vec<String>>>,
+}
+
+/// Appends `line` to the stdio server's log, when the test gave it one.
+fn log(line: &str) {
+    if let Ok(path) = std::env::var(LOG_VAR) {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
 }
 
 fn schema(value: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -42,13 +79,12 @@ fn tools() -> Vec<Tool> {
     let numbers = schema(
         json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
     );
-    let ms = schema(json!({"type": "object", "properties": {"ms": {"type": "integer"}}}));
     let none = schema(json!({"type": "object", "properties": {}}));
     vec![
         Tool::new("echo", "Echoes the text back", text)
             .with_annotations(ToolAnnotations::new().read_only(true)),
         Tool::new("add", "Adds two numbers", numbers),
-        Tool::new("slow", "Waits ms milliseconds", ms),
+        Tool::new("slow", "Answers only when cancelled", none.clone()),
         Tool::new("crash", "Exits the server mid-call", none.clone()),
         Tool::new("fail", "Always fails", none.clone()),
         Tool::new("image", "Returns an image", none.clone()),
@@ -67,16 +103,7 @@ impl TestServer {
         if let Ok(mut list) = self.cancelled.lock() {
             list.push(what.to_owned());
         }
-        if let Ok(path) = std::env::var(LOG_VAR) {
-            use std::io::Write;
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-            {
-                let _ = writeln!(f, "cancelled {what}");
-            }
-        }
+        log(&format!("cancelled {what}"));
     }
 }
 
@@ -106,14 +133,10 @@ impl ServerHandler for TestServer {
                 Ok(CallToolResult::structured(json!({ "sum": sum })).into())
             }
             "slow" => {
-                let ms = args["ms"].as_u64().unwrap_or(10_000);
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(ms)) => text("done waiting"),
-                    _ = context.ct.cancelled() => {
-                        self.record_cancel("slow");
-                        Err(McpError::internal_error("cancelled", None))
-                    }
-                }
+                log("started slow");
+                context.ct.cancelled().await;
+                self.record_cancel("slow");
+                Err(McpError::internal_error("cancelled", None))
             }
             "crash" => {
                 eprintln!("test server: crashing on purpose");
@@ -133,29 +156,27 @@ impl ServerHandler for TestServer {
     }
 }
 
-/// Runs the stdio server as `SAKI_MCP_TEST_SERVER` asks.
-pub fn run_stdio(mode: &str) -> std::process::ExitCode {
+/// Runs the stdio server as `SAKI_MCP_TEST_SERVER` asks; the process's exit code.
+fn run_stdio(mode: &str) -> i32 {
     let Ok(runtime) = tokio::runtime::Runtime::new() else {
-        return std::process::ExitCode::FAILURE;
+        return 1;
     };
     runtime.block_on(async {
         match mode {
-            "hang" => {
-                tokio::time::sleep(Duration::from_secs(600)).await;
-                std::process::ExitCode::SUCCESS
-            }
+            // Never answers the handshake; the client kills it.
+            "hang" => std::future::pending().await,
             "exit" => {
                 eprintln!("test server: missing API_TOKEN, giving up");
-                std::process::ExitCode::from(2)
+                2
             }
             _ => match TestServer::default().serve(rmcp::transport::stdio()).await {
                 Ok(service) => {
                     let _ = service.waiting().await;
-                    std::process::ExitCode::SUCCESS
+                    0
                 }
                 Err(e) => {
                     eprintln!("test server: {e}");
-                    std::process::ExitCode::FAILURE
+                    1
                 }
             },
         }
