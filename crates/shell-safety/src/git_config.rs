@@ -9,6 +9,12 @@
 //! only change formatting, remotes, branches and identity; anything else makes git
 //! commands need the person's approval. The person's global and system configuration is
 //! trusted and not read here.
+//!
+//! The files are read by git itself (`git config --file F --list --name-only`, with no
+//! global or system configuration and a fixed `HOME`), so the keys checked are the keys
+//! git will use: a hand-written reader that disagrees with git on a continuation line or
+//! a comment is a key it never sees. A file git cannot read is unsafe. Listing a file runs
+//! nothing it sets (`--file` follows no `include`).
 
 use std::path::{Path, PathBuf};
 
@@ -129,10 +135,14 @@ pub(crate) fn danger(dir: &Path) -> Option<String> {
     ];
     files.extend(submodule_configs(&common_dir.join("modules")));
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        if !file.exists() && file.symlink_metadata().is_err() {
             continue;
+        }
+        let key = match config_keys(&file) {
+            Ok(keys) => keys.into_iter().find(|k| !is_safe_key(k)),
+            Err(why) => Some(why),
         };
-        if let Some(key) = first_unsafe_key(&text) {
+        if let Some(key) = key {
             return Some(format!(
                 "the repository's git config ({}) sets `{key}`, which can make git run a program",
                 file.display()
@@ -148,9 +158,16 @@ pub(crate) fn danger(dir: &Path) -> Option<String> {
     })
 }
 
+/// The repository git uses when run in `dir` (its git directory, canonical), found as
+/// git finds it: at each level up, `.git` (a directory, or a `gitdir:` file), else the
+/// directory itself when it is a repository (a bare one).
+pub(crate) fn repository_of(dir: &Path) -> Option<PathBuf> {
+    let (git_dir, _) = find_git_dir(dir)?;
+    git_dir.canonicalize().ok().or(Some(git_dir))
+}
+
 /// The git directory for `dir` and its common directory (they differ in a linked
-/// worktree), found like git does: `.git` in `dir` or an ancestor, a directory or a
-/// `gitdir:` file.
+/// worktree).
 fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     for ancestor in dir.ancestors() {
         let dot_git = ancestor.join(".git");
@@ -160,6 +177,8 @@ fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             let text = std::fs::read_to_string(&dot_git).ok()?;
             let target = text.trim().strip_prefix("gitdir:")?.trim();
             ancestor.join(target)
+        } else if is_git_dir(ancestor) {
+            ancestor.to_path_buf()
         } else {
             continue;
         };
@@ -170,6 +189,39 @@ fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
         return Some((git_dir, common));
     }
     None
+}
+
+/// The keys of one config file as git reads them (`section.sub.key`), or why git could
+/// not read it.
+fn config_keys(file: &Path) -> Result<Vec<String>, String> {
+    let output = std::process::Command::new("git")
+        .args([
+            "config",
+            "--no-includes",
+            "--null",
+            "--name-only",
+            "--list",
+            "--file",
+        ])
+        .arg(file)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", "/nonexistent")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("(git could not be run to read it: {e})"))?;
+    if !output.status.success() {
+        return Err("(a file git cannot read)".into());
+    }
+    Ok(output
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|k| !k.is_empty())
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect())
 }
 
 /// `config` files of submodules under `.git/modules` (nested ones too).
@@ -191,56 +243,21 @@ fn is_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir()
 }
 
-/// The first key of a git config file (as `section.sub.key`) outside the allow-list; a
-/// line that cannot be read counts as unsafe.
-pub(crate) fn first_unsafe_key(text: &str) -> Option<String> {
-    let mut section = String::new();
-    let mut subsection: Option<String> = None;
-    let mut continued = false;
-    for raw in text.lines() {
-        let line = raw.trim();
-        if continued {
-            continued = line.ends_with('\\');
-            continue;
-        }
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        let mut rest = line;
-        if let Some(header) = line.strip_prefix('[') {
-            let Some(end) = header.find(']') else {
-                return Some(line.to_owned());
-            };
-            let inner = &header[..end];
-            (section, subsection) = match inner.split_once(char::is_whitespace) {
-                Some((name, sub)) => (
-                    name.to_ascii_lowercase(),
-                    Some(sub.trim().trim_matches('"').to_owned()),
-                ),
-                None => match inner.split_once('.') {
-                    Some((name, sub)) => (name.to_ascii_lowercase(), Some(sub.to_owned())),
-                    None => (inner.to_ascii_lowercase(), None),
-                },
-            };
-            rest = header[end + 1..].trim();
-            if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
-                continue;
-            }
-        }
-        let key = rest
-            .split(['=', ' ', '\t'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        continued = rest.ends_with('\\');
-        if !is_safe(&section, subsection.as_deref(), &key) {
-            return Some(match &subsection {
-                Some(sub) => format!("{section}.{sub}.{key}"),
-                None => format!("{section}.{key}"),
-            });
-        }
-    }
-    None
+/// Whether a key as git lists it (`section.key`, `section.sub.key`; the subsection may
+/// hold dots) is on the allow-list.
+fn is_safe_key(full: &str) -> bool {
+    let Some((section, rest)) = full.split_once('.') else {
+        return false;
+    };
+    let (subsection, key) = match rest.rsplit_once('.') {
+        Some((sub, key)) => (Some(sub), key),
+        None => (None, rest),
+    };
+    is_safe(
+        &section.to_ascii_lowercase(),
+        subsection,
+        &key.to_ascii_lowercase(),
+    )
 }
 
 fn is_safe(section: &str, subsection: Option<&str>, key: &str) -> bool {
@@ -262,6 +279,17 @@ fn is_safe(section: &str, subsection: Option<&str>, key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first key git reads from `text` that is not on the allow-list.
+    fn first_unsafe_key(text: &str) -> Option<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(&file, text).unwrap();
+        match config_keys(&file) {
+            Ok(keys) => keys.into_iter().find(|k| !is_safe_key(k)),
+            Err(why) => Some(why),
+        }
+    }
 
     #[test]
     fn a_fresh_clone_config_is_safe() {
@@ -292,19 +320,53 @@ mod tests {
             ),
             ("[remote \"o\"]\n\tuploadpack = x\n", "remote.o.uploadpack"),
             ("[gpg]\n\tprogram = x\n", "gpg.program"),
+            (
+                "[remote \"a.b\"]\n\treceivepack = x\n",
+                "remote.a.b.receivepack",
+            ),
         ] {
             assert_eq!(first_unsafe_key(text).as_deref(), Some(key), "{text}");
         }
     }
 
     #[test]
-    fn continuation_lines_are_values_not_keys() {
+    fn continuations_and_comments_are_read_as_git_reads_them() {
+        // A real continuation: the next line is part of the value.
         let text = "[user]\n\tname = a \\\n fsmonitor = x\n";
         assert_eq!(first_unsafe_key(text), None);
+        // A backslash in a comment, or an escaped one, continues nothing: git reads the
+        // next line (a section header) and the key under it.
+        for text in [
+            "[user]\n\tname = a ; \\\n[core]\n\tfsmonitor = x\n",
+            "[user]\n\tname = a \\\\\n[core]\n\tfsmonitor = x\n",
+        ] {
+            assert_eq!(
+                first_unsafe_key(text).as_deref(),
+                Some("core.fsmonitor"),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
-    fn an_unreadable_header_is_unsafe() {
+    fn a_file_git_cannot_read_is_unsafe() {
         assert!(first_unsafe_key("[core\nfilemode = 1\n").is_some());
+        assert!(first_unsafe_key("[core]\n\tfilemode = \"1\n").is_some());
+    }
+
+    #[test]
+    fn a_bare_repository_is_found_where_git_finds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let evil = root.join("evil");
+        for d in ["objects", "refs"] {
+            std::fs::create_dir_all(evil.join(d)).unwrap();
+        }
+        std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        assert_eq!(repository_of(&root.join("src")), Some(root.join(".git")));
+        assert_eq!(repository_of(&evil), Some(evil.clone()));
     }
 }

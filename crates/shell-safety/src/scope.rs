@@ -13,16 +13,28 @@
 //! - it reads no environment: no `$VAR` the command did not set itself (bash's own
 //!   counters such as `$?`, `$1`, `$RANDOM` are fine), no `env` / `printenv` / `set` /
 //!   `export -p` listing, no `ps e`, no awk `ENVIRON`, no jq `env` / `$ENV`;
-//! - when it can reach files chosen at run time (a glob, `xargs`, `find -L`, `grep -R`,
-//!   `rg -L`, ...), the workspace holds no symlink that leads outside it;
-//! - when it runs git, the repository's own configuration holds nothing that makes git
-//!   run a program (see [`super::git_config`]).
+//! - words are read as bash reads them: quotes join (`.""./x` is `../x`), braces expand
+//!   (`{.,.}./x` is `../x`), a backslash-newline is removed;
+//! - no word is computed at run time: an argument holding a command substitution, an
+//!   arithmetic expansion or a variable is out of scope, unless the variable is one of
+//!   bash's numeric ones (`$?`), a `for` loop's variable standing alone over checked
+//!   words, or set once, before, to a plain literal at the top level (then its value is
+//!   checked); `xargs`, which takes its arguments from its input, is out of scope;
+//! - when it can reach files chosen at run time (a glob, `find -L`, `grep -R`, `rg -L`,
+//!   ...), the workspace holds no symlink that leads outside it, and no glob can match
+//!   `..`;
+//! - when it runs git: git uses the workspace's own repository (no `-C`, `--git-dir`,
+//!   `--work-tree` or `GIT_*` variable pointing elsewhere, no `cd` into a directory that
+//!   is a repository of its own, bare ones included), `git config` is not run (it prints
+//!   the person's global configuration), and the repository's configuration, as git
+//!   itself reads it, holds nothing that makes git run a program (see
+//!   [`super::git_config`]).
 //!
 //! A word that is not a path at all (`grep -n fn src`) resolves inside the workspace and
 //! costs nothing; a pattern that looks like an outside path (`grep /usr x`) is asked
 //! about. Being wrong in that direction is the point.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser};
@@ -133,6 +145,33 @@ struct Facts {
     /// A command that can open files chosen at run time (and follow symlinks there).
     runtime_paths: Option<String>,
     runs_git: bool,
+    /// Directories git is pointed at (`-C DIR`); each must hold the workspace's own
+    /// repository.
+    git_dirs: Vec<String>,
+    /// Arguments and redirect targets whose value is computed at run time.
+    computed: Vec<Computed>,
+    /// How often each variable is assigned (`x=`, `for x in`, `export x=`).
+    assignments: BTreeMap<String, usize>,
+    /// Variables set once at the top level to a literal: value and where it ends.
+    literals: BTreeMap<String, (String, usize)>,
+    /// `for` variables whose list holds a computed word.
+    computed_loops: BTreeSet<String>,
+    /// Variables may be set by means this walk does not follow (`read`, `declare`,
+    /// `printf -v`, ...).
+    other_assignments: bool,
+}
+
+/// An argument (or redirect target) that holds an expansion.
+struct Computed {
+    text: String,
+    start: usize,
+    /// Variables it expands, plainly (`$x`, `${x}`).
+    names: Vec<String>,
+    /// The variable it is, when it is nothing else (`$f`, `"$f"`, `${f}`).
+    whole: Option<String>,
+    /// It holds something only known by running it (a command substitution, arithmetic,
+    /// an expansion with an operator).
+    opaque: bool,
 }
 
 impl Facts {
@@ -141,14 +180,36 @@ impl Facts {
         match node.kind() {
             "variable_assignment" => {
                 if let Some(name) = node.child_by_field_name("name") {
-                    self.assigned
-                        .insert(src.get(name.byte_range()).unwrap_or("").to_owned());
+                    let name = src.get(name.byte_range()).unwrap_or("").to_owned();
+                    *self.assignments.entry(name.clone()).or_default() += 1;
+                    let top_level = node.parent().is_some_and(|p| p.kind() == "program");
+                    let value = node
+                        .child_by_field_name("value")
+                        .and_then(|v| literal_value(src, v));
+                    if let (true, Some(value)) = (top_level, value) {
+                        self.literals.insert(name.clone(), (value, node.end_byte()));
+                    }
+                    self.assigned.insert(name);
                 }
             }
             "for_statement" => {
                 if let Some(var) = node.child_by_field_name("variable") {
-                    self.assigned
-                        .insert(src.get(var.byte_range()).unwrap_or("").to_owned());
+                    let name = src.get(var.byte_range()).unwrap_or("").to_owned();
+                    *self.assignments.entry(name.clone()).or_default() += 1;
+                    let computed_list = children(node)
+                        .into_iter()
+                        .filter(|(field, _)| *field == Some("value"))
+                        .any(|(_, v)| has_expansion(v));
+                    if computed_list {
+                        self.computed_loops.insert(name.clone());
+                    }
+                    self.assigned.insert(name);
+                }
+            }
+            "declaration_command" | "unset_command" => self.other_assignments = true,
+            "file_redirect" => {
+                if let Some(target) = node.child_by_field_name("destination") {
+                    self.computed_word(src, target);
                 }
             }
             "variable_name" => {
@@ -176,7 +237,22 @@ impl Facts {
                     self.unchecked
                         .push(format!("`{text}` has escapes that are not checked"));
                 }
-                self.words.push(plain_text(text));
+                // Bash expands braces before it removes quotes; a here-document body is
+                // not a word.
+                let expanded = match node.kind() {
+                    "heredoc_content" => Some(vec![text.to_owned()]),
+                    _ => words::expand_braces(text),
+                };
+                match expanded {
+                    Some(alternatives) => {
+                        for alternative in alternatives {
+                            self.words.push(plain_text(&alternative));
+                        }
+                    }
+                    None => self
+                        .unchecked
+                        .push(format!("`{text}` expands to too many words to check")),
+                }
             }
             _ => {}
         }
@@ -202,6 +278,11 @@ impl Facts {
     }
 
     fn command(&mut self, src: &str, node: Node<'_>) {
+        for (field, child) in children(node) {
+            if field == Some("argument") {
+                self.computed_word(src, child);
+            }
+        }
         let argv: Vec<String> = children(node)
             .into_iter()
             .filter(|(field, _)| matches!(field, Some("name" | "argument")))
@@ -248,8 +329,14 @@ impl Facts {
             "jq" | "gojq" | "jaq" if args.iter().any(|a| mentions_jq_env(a)) => {
                 self.env_reads.push("jq reads `env` / `$ENV`".into())
             }
+            "read" | "mapfile" | "readarray" | "getopts" | "let" | "eval" | "source" | "."
+            | "declare" | "typeset" | "local" | "export" | "readonly" | "unset" => {
+                self.other_assignments = true
+            }
+            "printf" if args.iter().any(|a| a.starts_with("-v")) => self.other_assignments = true,
             "git" => {
                 self.runs_git = true;
+                self.git_arguments(&args);
                 if args.contains(&"var") {
                     self.env_reads
                         .push("`git var` prints variables and configuration".into());
@@ -264,7 +351,9 @@ impl Facts {
                         .push("`git config` outside the repository's own file".into());
                 }
             }
-            "xargs" => self.follows(name),
+            "xargs" => self
+                .unchecked
+                .push("`xargs` runs a command on words it reads at run time".into()),
             "find" if has(&["-L", "-follow", "-H"]) => self.follows("find -L"),
             "grep" | "egrep" | "fgrep" | "zgrep"
                 if short('R') || has(&["--dereference-recursive"]) =>
@@ -280,12 +369,64 @@ impl Facts {
         }
     }
 
+    /// What a git command line says about which repository git uses and whether it
+    /// prints configuration.
+    fn git_arguments(&mut self, args: &[&str]) {
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            match *arg {
+                "-C" => {
+                    if let Some(dir) = rest.next() {
+                        self.git_dirs.push((*dir).to_owned());
+                    }
+                }
+                "-c" | "--config-env" | "--namespace" | "--exec-path" => {
+                    rest.next();
+                }
+                a if a.starts_with("--git-dir")
+                    || a.starts_with("--work-tree")
+                    || a.starts_with("--exec-path")
+                    || a.starts_with("--config-env") =>
+                {
+                    self.unchecked.push(format!(
+                        "`git {a}` points git at another repository or program"
+                    ));
+                    return;
+                }
+                a if a.starts_with('-') => {}
+                "config" => {
+                    self.env_reads
+                        .push("`git config` prints the person's git configuration".into());
+                    return;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Records `node` (an argument or a redirect target) when it holds an expansion.
+    fn computed_word(&mut self, src: &str, node: Node<'_>) {
+        if !has_expansion(node) {
+            return;
+        }
+        let mut names = Vec::new();
+        let mut opaque = false;
+        expansions(src, node, &mut names, &mut opaque);
+        self.computed.push(Computed {
+            text: src.get(node.byte_range()).unwrap_or("").to_owned(),
+            start: node.start_byte(),
+            names,
+            whole: whole_variable(src, node),
+            opaque,
+        });
+    }
+
     fn follows(&mut self, what: &str) {
         self.runtime_paths
             .get_or_insert_with(|| format!("`{what}` opens files chosen at run time"));
     }
 
-    fn judge(self, workspace: &Roots, verdict: &mut ScopeVerdict) {
+    fn judge(mut self, workspace: &Roots, verdict: &mut ScopeVerdict) {
         for reason in &self.unchecked {
             verdict.add(reason.clone());
         }
@@ -296,6 +437,14 @@ impl Facts {
             let positional = name.bytes().all(|b| b.is_ascii_digit());
             if !positional && !SHELL_VARIABLES.contains(&name.as_str()) {
                 verdict.add(format!("reads the environment: ${name}"));
+            }
+        }
+        let computed = std::mem::take(&mut self.computed);
+        for word in &computed {
+            match self.computed_value(word) {
+                Ok(Some(value)) => self.words.push(value),
+                Ok(None) => {}
+                Err(why) => verdict.add(why),
             }
         }
         let mut bases = vec![workspace.root().to_path_buf()];
@@ -327,13 +476,189 @@ impl Facts {
             }
         }
         if self.runs_git {
-            for base in &bases {
-                if let Some(problem) = git_config::danger(base) {
+            let own = git_config::repository_of(workspace.root());
+            let mut git_bases = bases.clone();
+            for dir in &self.git_dirs {
+                match bases
+                    .iter()
+                    .map(|base| resolve(workspace, base, dir))
+                    .collect::<Result<Vec<_>, _>>()
+                {
+                    Ok(found) => git_bases.extend(found),
+                    Err(_) => verdict.add(format!("`git -C {dir}` leads outside the workspace")),
+                }
+            }
+            for base in &git_bases {
+                let repository = git_config::repository_of(base);
+                if repository != own {
+                    verdict.add(format!(
+                        "git in {} would use {}, not the workspace's own repository",
+                        workspace.display(base),
+                        repository
+                            .as_deref()
+                            .map_or("no repository".into(), |r| r.display().to_string())
+                    ));
+                } else if let Some(problem) = git_config::danger(base) {
                     verdict.add(problem);
                 }
             }
+            if self.assigned.iter().any(|name| name.starts_with("GIT_"))
+                || self
+                    .words
+                    .iter()
+                    .any(|w| w.starts_with("GIT_") && w.contains('='))
+            {
+                verdict.add("sets a GIT_ variable, which can point git elsewhere".into());
+            }
         }
     }
+
+    /// The value of a computed word when it can be known, `Ok(None)` when it is a loop
+    /// variable over words checked on their own or one of bash's numbers, or why not.
+    fn computed_value(&self, word: &Computed) -> Result<Option<String>, String> {
+        let not_known = || Err(format!("`{}` is computed at run time", word.text));
+        if word.opaque {
+            return not_known();
+        }
+        if word.names.iter().all(|n| is_numeric_special(n)) {
+            return Ok(None);
+        }
+        if self.other_assignments {
+            return not_known();
+        }
+        let once = |name: &str| self.assignments.get(name) == Some(&1);
+        if let Some(var) = &word.whole {
+            let loop_var = once(var)
+                && !self.literals.contains_key(var)
+                && !self.computed_loops.contains(var)
+                && self.assigned.contains(var);
+            if loop_var {
+                return Ok(None);
+            }
+        }
+        // Set once, before, at the top level, to a literal that needs no quoting: the
+        // word's value is the text with the values put in.
+        let mut text = word.text.clone();
+        for name in &word.names {
+            let Some((value, end)) = self.literals.get(name) else {
+                return not_known();
+            };
+            let plain = value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/+-@:%=".contains(c));
+            if !once(name) || *end > word.start || !plain || words::has_brace_expansion(&text) {
+                return not_known();
+            }
+            text = text.replace(&format!("${{{name}}}"), value);
+            text = replace_variable(&text, name, value);
+        }
+        Ok(Some(plain_text(&text)))
+    }
+}
+
+/// `$name` replaced by `value` where `name` is not followed by more of a name.
+fn replace_variable(text: &str, name: &str, value: &str) -> String {
+    let pattern = format!("${name}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&pattern) {
+        let after = &rest[at + pattern.len()..];
+        out.push_str(&rest[..at]);
+        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            out.push_str(&pattern);
+        } else {
+            out.push_str(value);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Bash's own variables whose value is a number or a flag set: `$?`, `$#`, `$$`, `$!`,
+/// `$-` and the positional parameters (empty under `bash -c`).
+fn is_numeric_special(name: &str) -> bool {
+    matches!(name, "?" | "#" | "$" | "!" | "-") || name.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether a word holds an expansion of any kind.
+fn has_expansion(node: Node<'_>) -> bool {
+    if matches!(
+        node.kind(),
+        "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+    ) {
+        return true;
+    }
+    children(node).into_iter().any(|(_, c)| has_expansion(c))
+}
+
+/// The variables a word expands plainly, and whether it holds anything else computed.
+fn expansions(src: &str, node: Node<'_>, names: &mut Vec<String>, opaque: &mut bool) {
+    match node.kind() {
+        "simple_expansion" => match plain_expansion_name(src, node) {
+            Some(name) => names.push(name),
+            None => *opaque = true,
+        },
+        "expansion" => match plain_expansion_name(src, node) {
+            Some(name) => names.push(name),
+            None => *opaque = true,
+        },
+        "command_substitution" | "process_substitution" | "arithmetic_expansion" => *opaque = true,
+        _ => {
+            for (_, child) in children(node) {
+                expansions(src, child, names, opaque);
+            }
+        }
+    }
+}
+
+/// `x` for `$x` and `${x}`; `None` for any other form (`${x:-y}`, `${#x}`, `$@`, ...).
+fn plain_expansion_name(src: &str, node: Node<'_>) -> Option<String> {
+    let text = src.get(node.byte_range())?;
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'))?;
+    (words::is_name(name) || is_numeric_special(name)).then(|| name.to_owned())
+}
+
+/// The variable a word is and nothing else: `$f`, `"$f"`, `${f}`, `"${f}"`.
+fn whole_variable(src: &str, node: Node<'_>) -> Option<String> {
+    match node.kind() {
+        "simple_expansion" | "expansion" => plain_expansion_name(src, node),
+        "string" => {
+            let parts: Vec<_> = children(node)
+                .into_iter()
+                .filter(|(_, c)| c.kind() != "\"")
+                .collect();
+            match parts.as_slice() {
+                [(_, only)] => whole_variable(src, *only),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// An assignment's value when it is a plain literal (no expansion).
+fn literal_value(src: &str, node: Node<'_>) -> Option<String> {
+    if has_expansion(node)
+        || !matches!(
+            node.kind(),
+            "word" | "raw_string" | "string" | "concatenation"
+        )
+    {
+        return None;
+    }
+    let text = src.get(node.byte_range())?;
+    if words::has_brace_expansion(text) || text.contains(['*', '?', '[']) {
+        return None;
+    }
+    Some(plain_text(text))
 }
 
 fn is_word(kind: &str) -> bool {
@@ -352,24 +677,11 @@ fn is_word(kind: &str) -> bool {
     )
 }
 
-/// A word's text with quote characters and escaping backslashes removed: what the program
-/// would see for a literal word, and a fair stand-in for the literal parts of others.
+/// A word's text after quote removal as bash does it ([`words::quote_removed`]): what
+/// the program sees for a literal word, and a fair stand-in for the literal parts of
+/// others.
 fn plain_text(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    out.push(next);
-                }
-            }
-            // A quote ends a path as far as a tokenizer cares: keep a separator.
-            '\'' | '"' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
+    words::quote_removed(raw)
 }
 
 /// Whether `env ARGS` runs no command (and so prints the environment).
@@ -432,6 +744,14 @@ fn check_token(workspace: &Roots, bases: &[PathBuf], token: &str) -> Result<(), 
     } else {
         token
     };
+    // `.*` matches `..` in bash before 5.2 (and with `globskipdots` off).
+    if glob
+        && token
+            .split('/')
+            .any(|c| c.starts_with('.') && c.contains(['*', '?', '[']))
+    {
+        return Err(format!("`{token}` can match `..`"));
+    }
     if fixed.starts_with('/') {
         if DEVICES.contains(&fixed) {
             return Ok(());
@@ -526,7 +846,8 @@ mod tests {
     #[test]
     fn plain_text_drops_quotes_and_escapes() {
         assert_eq!(plain_text("\\/etc/passwd"), "/etc/passwd");
-        assert_eq!(plain_text("'a b'"), " a b ");
+        assert_eq!(plain_text("'a b'"), "a b");
+        assert_eq!(plain_text(".\"\"./x"), "../x");
     }
 
     #[test]

@@ -38,7 +38,11 @@ impl Ctx {
         let control = src
             .chars()
             .any(|c| c.is_control() && c != '\n' && c != '\t');
-        if self.nesting >= MAX_NESTING || src.len() > MAX_SCRIPT_LEN || control {
+        if self.nesting >= MAX_NESTING
+            || src.len() > MAX_SCRIPT_LEN
+            || control
+            || words::joins_lines(src)
+        {
             return Safety::Unknown;
         }
         let mut parser = Parser::new();

@@ -34,8 +34,37 @@ const CASES: &[(&str, bool)] = &[
     ("sed -n '1,5p' README.md", true),
     ("awk '{print $1}' README.md", true),
     ("jq .name package.json", true),
-    // Checked once the workspace has links leading outside (see `is_runtime`).
+    // xargs takes its arguments from its input at run time: never unasked.
     ("find . -name '*.rs' | xargs wc -l", false),
+    // Words as bash reads them: quotes join, braces expand, a backslash-newline goes.
+    ("cat .\"\"./x", false),
+    ("cat '.'./x", false),
+    ("cat {.,.}./x", false),
+    ("cat {a,.}./x", false),
+    ("cat .\\\n./x", false),
+    ("cat \".\\\n./x\"", false),
+    ("cat {README.md,src/lib.rs}", true),
+    ("cat .*/x", false),
+    // Words computed at run time.
+    ("printf '\\x2e\\x2e/x' | xargs cat", false),
+    ("echo Q | tr Q . | xargs cat", false),
+    ("d=.; cat $d$d/x", false),
+    ("d=.; cat \"$d.\"/x", false),
+    ("d=..; cat \"$d\"/x", false),
+    ("cat $(echo README.md)", false),
+    ("cat \"$(printf ..)/x\"", false),
+    ("cat README.md; d=..; cat $d/x", false),
+    ("while read f; do cat \"$f\"; done < README.md", false),
+    ("for f in $(ls); do cat \"$f\"; done", false),
+    ("x=README.md; x=../y; cat \"$x\"", false),
+    ("cat $HOME/x", false),
+    // git: configuration and other repositories.
+    ("git config --list", false),
+    ("git config --get-regexp .", false),
+    ("git config user.name", false),
+    ("git --git-dir=elsewhere status", false),
+    ("GIT_DIR=elsewhere git status", false),
+    ("env GIT_DIR=elsewhere git status", false),
     // Outside paths, every spelling.
     ("cat ../x", false),
     ("cat /etc/passwd", false),
@@ -146,7 +175,7 @@ fn commands_run_unasked_only_inside_the_workspace_and_without_the_environment() 
 
 /// Commands whose verdict depends on whether the workspace links outside.
 fn is_runtime(command: &str) -> bool {
-    ["cat *", "grep -R", "rg -L", "find -L", "xargs"]
+    ["cat *", "grep -R", "rg -L", "find -L"]
         .iter()
         .any(|p| command.contains(p))
 }
@@ -154,9 +183,13 @@ fn is_runtime(command: &str) -> bool {
 #[test]
 fn reading_through_runtime_paths_is_fine_while_no_link_leads_outside() {
     let (_dir, _outside, ws) = workspace();
-    for command in ["cat *", "grep -R x .", "ls | xargs cat"] {
+    for command in ["cat *", "grep -R x ."] {
         assert!(runs_unasked(command, &ws), "{command}");
     }
+    assert!(
+        !runs_unasked("ls | xargs cat", &ws),
+        "xargs reads its words at run time"
+    );
     std::os::unix::fs::symlink("src/lib.rs", ws.root().join("inner-link")).unwrap();
     assert!(runs_unasked("cat *", &ws), "a link inside is fine");
     std::os::unix::fs::symlink("/etc", ws.root().join("etc")).unwrap();
@@ -198,6 +231,33 @@ fn git_runs_unasked_only_while_the_repository_config_runs_nothing() {
     )
     .unwrap();
     assert!(!runs_unasked("git status", &ws));
+    // A directory shaped like a repository of its own runs its config, whichever way git
+    // is sent there.
+    fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+    fs::remove_file(git.join("hooks/post-index-change")).unwrap();
+    let evil = ws.root().join("evil");
+    for d in ["objects", "refs/heads"] {
+        fs::create_dir_all(evil.join(d)).unwrap();
+    }
+    fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(
+        evil.join("config"),
+        "[core]\n\tfsmonitor = \"touch pwned\"\n",
+    )
+    .unwrap();
+    for command in [
+        "git -C evil status",
+        "git --git-dir=evil status",
+        "cd evil && git status",
+        "GIT_DIR=evil git status",
+    ] {
+        assert!(!runs_unasked(command, &ws), "{command}");
+    }
+    assert!(
+        runs_unasked("git -C src status", &ws),
+        "inside the own repository"
+    );
+    assert!(runs_unasked("git status", &ws));
     // Flags that make git run configured programs are not read-only at all.
     assert_eq!(classify("git diff --ext-diff"), Safety::Unknown);
     assert_eq!(classify("git log -p --ext-diff"), Safety::Unknown);
