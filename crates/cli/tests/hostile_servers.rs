@@ -206,10 +206,9 @@ fn peak_rss_of_saki_against_endless_streams() {
             .unwrap();
         let status_file = format!("/proc/{}/status", child.id());
         let mut peak = 0;
-        let code = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status.code();
-            }
+        // VmHWM is the process's own high-water mark: a look now and then sees the peak
+        // up to that moment.
+        let sample = || {
             let hwm = std::fs::read_to_string(&status_file)
                 .unwrap_or_default()
                 .lines()
@@ -217,8 +216,8 @@ fn peak_rss_of_saki_against_endless_streams() {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
                 .unwrap_or(0);
             peak = peak.max(hwm / 1024);
-            std::thread::sleep(std::time::Duration::from_millis(20));
         };
+        let code = wait_for_exit(&mut child, name, sample).code();
         println!("{name}: exit {code:?}, peak RSS {peak} MB");
         worst = worst.max(peak);
     }

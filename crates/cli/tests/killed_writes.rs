@@ -6,34 +6,39 @@
 
 mod common;
 
-use common::{env_with, Env};
+use common::{env_with, wait_for, Env, WAIT_LIMIT};
 use saki_testkit::{MockServer, Turn};
 use serde_json::json;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-/// Waits (up to a minute: the machine may be busy) until `ready` holds.
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Starts `saki exec ARGS` paused at `point`.
+/// Starts `saki exec ARGS` and waits until it stops at `point` for good.
 fn spawn_paused(e: &Env, server: &MockServer, point: &str, args: &[&str]) -> std::process::Child {
-    e.cmd()
+    let mut child = e
+        .cmd()
         .env("SAKI_TEST_PAUSE_AT", point)
         .args(["exec", "--base-url", &server.openai_url(), "-m", "m"])
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    // The hook says on stderr that it paused: everything before the point is done then.
+    let stderr = child.stderr.take().unwrap();
+    let (paused, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Reads to the end, so the child never blocks on a full pipe.
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("paused for a test") {
+                let _ = paused.send(());
+            }
+        }
+    });
+    if seen.recv_timeout(WAIT_LIMIT).is_err() {
+        kill(child);
+        panic!("saki never paused at {point}");
+    }
+    child
 }
 
 fn kill(mut child: std::process::Child) {
@@ -72,9 +77,6 @@ fn a_temporary_file_left_by_a_killed_write_is_removed_at_the_next_start() {
         &["--approval", "auto-edit", "write b"],
     );
     let pid = child.id();
-    wait_for("the temporary file", || {
-        !temp_files(&e.ws.join("sub")).is_empty()
-    });
     kill(child);
     let left = temp_files(&e.ws.join("sub"));
     assert_eq!(left.len(), 1, "{left:?}");
@@ -141,9 +143,10 @@ fn an_accept_killed_midway_is_rolled_back_at_the_next_start() {
     );
     let journal = data_dir(&e).join("journal");
     // Paused after the first file (a.txt) of two was written.
-    wait_for("the first file applied", || {
-        std::fs::read_to_string(e.ws.join("a.txt")).unwrap() == "alpha, changed\n"
-    });
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("a.txt")).unwrap(),
+        "alpha, changed\n"
+    );
     kill(child);
     // Half applied: every file was staged (notes/ holds n.txt's temporary file), one
     // renamed.

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{env_with, events, Env};
-use saki_testkit::{MockServer, Turn};
-use std::time::{Duration, Instant};
+use common::{env_with, events, wait_for_exit, Env};
+use saki_testkit::{Gate, MockServer, Turn};
+use std::time::Duration;
 
 fn exec(e: &Env, server: &MockServer, args: &[&str]) -> std::process::Command {
     let mut cmd = e.cmd();
@@ -30,20 +30,19 @@ fn a_second_writer_on_one_session_is_refused_with_exit_2() {
     let e = env_with(&[]);
     let server = MockServer::start().unwrap();
     let id = first_session(&e, &server);
-    // The first resume holds the session while its answer streams slowly.
-    server.push(Turn::text("slow answer").chunk_delay(Duration::from_millis(400)));
+    // The first resume holds the session while its answer is held back.
+    let gate = Gate::new();
+    server.push(Turn::text("held answer").hold(&gate));
     let mut holder = exec(&e, &server, &["--resume", &id, "two"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.requests().len() < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_for_requests_blocking(2);
     let second = exec(&e, &server, &["--resume", &id, "three"])
         .output()
         .unwrap();
+    gate.open();
     assert_eq!(second.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(
@@ -91,9 +90,19 @@ fn a_corrupt_newest_session_is_named_when_last_resumes_an_older_one() {
     let e = env_with(&[]);
     let server = MockServer::start().unwrap();
     let id = first_session(&e, &server);
-    std::thread::sleep(Duration::from_millis(20));
     let dir = e.home.path().join(".local/share/saki/sessions");
-    std::fs::write(dir.join("zz-newer.jsonl"), "{\"type\":\"sess").unwrap();
+    let first = std::fs::metadata(&e.session_files()[0])
+        .unwrap()
+        .modified()
+        .unwrap();
+    let newer = dir.join("zz-newer.jsonl");
+    std::fs::write(&newer, "{\"type\":\"sess").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&newer)
+        .unwrap()
+        .set_modified(first + Duration::from_secs(5))
+        .unwrap();
     server.push(Turn::text("second"));
     let out = exec(&e, &server, &["--json", "--last", "two"])
         .output()
@@ -128,17 +137,7 @@ fn a_fifo_named_with_at_path_does_not_hang_the_run() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("saki hung on a FIFO named with @path");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_for_exit(&mut child, "saki, on a FIFO named with @path,", || {});
     assert!(status.success());
     let mut out = Vec::new();
     std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut out).unwrap();

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{env_with, events as json_lines, Env};
+use common::{env_with, events as json_lines, wait_for, wait_for_value, Env};
 use saki_testkit::{MockServer, Turn};
 use serde_json::{json, Value};
 
@@ -266,16 +266,13 @@ fn gone(pid: &str) -> bool {
     }
 }
 
-fn wait_for(path: &std::path::Path) -> String {
-    for _ in 0..500 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("{} never appeared", path.display());
+/// The line a command writes to `path`, once it is all there.
+fn written_line(path: &std::path::Path) -> String {
+    wait_for_value(&path.display().to_string(), || {
+        std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+    })
 }
 
 #[test]
@@ -285,9 +282,10 @@ fn no_process_outlives_its_shell_call_not_even_with_setsid() {
         let events = run(
             &e,
             "yolo",
+            // The daemon says through a FIFO that its pid is written; the call ends then.
             &[shell(
-                "setsid -f sh -c 'echo $$ > daemon.pid; exec sleep 300'; \
-                 sleep 300 & echo $! > job.pid; sleep 0.2; echo started",
+                "mkfifo ready; setsid -f sh -c 'echo $$ > daemon.pid; echo > ready; \
+                 exec sleep 300'; sleep 300 & echo $! > job.pid; read _ < ready; echo started",
             )],
             &["--sandbox", sandbox],
         );
@@ -327,8 +325,8 @@ fn sigterm_kills_running_commands_keeps_the_session_and_exits_143() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let daemon = wait_for(&e.ws.join("daemon.pid"));
-    let job = wait_for(&e.ws.join("job.pid"));
+    let daemon = written_line(&e.ws.join("daemon.pid"));
+    let job = written_line(&e.ws.join("job.pid"));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
@@ -336,14 +334,11 @@ fn sigterm_kills_running_commands_keeps_the_session_and_exits_143() {
     .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
-    // The helper got its stop request; give it a moment to finish the job.
-    for _ in 0..100 {
-        if gone(&daemon) && gone(&job) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(gone(&daemon) && gone(&job), "{daemon} {job}");
+    // The helper got its stop request; it kills them on its own time.
+    wait_for(
+        &format!("the daemon {daemon} and the job {job} to be gone"),
+        || gone(&daemon) && gone(&job),
+    );
     let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
     assert!(
         log.contains("\"tool_result\"") || log.contains("cancelled"),

@@ -2,6 +2,13 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for what only a file or another process shows, before it fails:
+/// long, because the machine may be busy; a test that passes never waits this long.
+pub const WAIT_LIMIT: Duration = Duration::from_secs(60);
+/// How often such a wait looks.
+const POLL: Duration = Duration::from_millis(10);
 
 pub struct Env {
     pub home: tempfile::TempDir,
@@ -67,4 +74,53 @@ pub fn events(out: &[u8]) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Looks every 10 ms until `ready` gives a value; `None` after [`WAIT_LIMIT`].
+fn poll<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + WAIT_LIMIT;
+    loop {
+        if let Some(value) = ready() {
+            return Some(value);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Waits until `ready` holds, for what only a file or another process shows (the mock
+/// server's requests have a wait of their own, `MockServer::wait_for_requests_blocking`);
+/// fails the test naming `what` after [`WAIT_LIMIT`].
+pub fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    wait_for_value(what, || ready().then_some(()));
+}
+
+/// [`wait_for`] with a value: the first `ready` gives.
+pub fn wait_for_value<T>(what: &str, ready: impl FnMut() -> Option<T>) -> T {
+    poll(ready).unwrap_or_else(|| {
+        panic!(
+            "timed out after {} s waiting for {what}",
+            WAIT_LIMIT.as_secs()
+        )
+    })
+}
+
+/// Waits until `child` exits, calling `between` at each look (e.g. to sample it); kills it
+/// and fails the test naming `what` when it is still running after [`WAIT_LIMIT`].
+pub fn wait_for_exit(
+    child: &mut std::process::Child,
+    what: &str,
+    mut between: impl FnMut(),
+) -> std::process::ExitStatus {
+    let exited = poll(|| {
+        between();
+        child.try_wait().unwrap()
+    });
+    exited.unwrap_or_else(|| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what}: still running after {} s", WAIT_LIMIT.as_secs())
+    })
 }
