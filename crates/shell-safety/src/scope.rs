@@ -317,12 +317,11 @@ impl Facts {
             {
                 self.env_reads.push(format!("`{name}` lists variables"))
             }
-            "ps" if args.iter().any(|a| !a.starts_with('-') && a.contains('e'))
-                || has(&["--environment"]) =>
-            {
-                self.env_reads
-                    .push("`ps e` shows the environment of processes".into())
-            }
+            // Other processes' command lines carry tokens (`--token=…`) and their
+            // environments keys; the kernel hides /proc from unasked commands anyway.
+            "ps" | "pgrep" | "pkill" | "pstree" | "top" | "htop" | "pidof" => self.env_reads.push(
+                format!("`{name}` shows other processes and their command lines"),
+            ),
             "awk" | "gawk" | "mawk" | "nawk" if args.iter().any(|a| a.contains("ENVIRON")) => {
                 self.env_reads.push("awk reads ENVIRON".into())
             }

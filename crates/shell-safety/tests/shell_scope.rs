@@ -121,6 +121,8 @@ const CASES: &[(&str, bool)] = &[
     ("set", false),
     ("export -p", false),
     ("ps eww", false),
+    ("ps auxww", false),
+    ("pgrep -a saki", false),
     ("awk 'BEGIN { print ENVIRON[\"HOME\"] }'", false),
     ("jq -n env", false),
     ("jq -n '$ENV.HOME'", false),
