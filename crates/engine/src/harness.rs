@@ -71,6 +71,23 @@ pub fn start_with_commands(
     add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
     commands: Vec<saki_pod::commands::CustomCommand>,
 ) -> Harness {
+    let (engine, action_rx, harness) =
+        unstarted(server, mode, suggestions, adjust, add_hooks, commands);
+    tokio::spawn(engine.run(action_rx));
+    harness
+}
+
+/// The engine of `start_with_commands` before it runs, with the actions it is to run on
+/// (`Engine::run(actions)`) and the harness that sends them: for tests of what the engine
+/// does before its first action.
+pub fn unstarted(
+    server: &MockServer,
+    mode: ApprovalMode,
+    suggestions: bool,
+    adjust: impl FnOnce(&mut Settings),
+    add_hooks: impl FnOnce(&mut saki_llm_worker::hook::Hooks),
+    commands: Vec<saki_pod::commands::CustomCommand>,
+) -> (Engine, UnboundedReceiver<Action>, Harness) {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let mut settings = settings();
@@ -108,13 +125,13 @@ pub fn start_with_commands(
         commands,
         events: events_tx,
     });
-    tokio::spawn(engine.run(action_rx));
-    Harness {
+    let harness = Harness {
         actions,
         events,
         ws,
         _data: data,
-    }
+    };
+    (engine, action_rx, harness)
 }
 
 impl Harness {
@@ -188,14 +205,6 @@ pub fn turn_finished(e: &EngineEvent) -> bool {
 
 pub fn call(id: &str, name: &str, args: serde_json::Value) -> Turn {
     Turn::new().with_tool_call(id, name, args.to_string())
-}
-
-/// Waits until the server has seen `n` requests (the pipelined suggestion's request goes
-/// out after the speculation is ready).
-pub async fn requests_seen(server: &MockServer, n: usize) {
-    while server.requests().len() < n {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 pub fn ready(e: &EngineEvent) -> bool {

@@ -306,15 +306,22 @@ impl Engine {
         self.send(EngineEvent::Status(self.status()));
     }
 
-    /// Carries out actions until the front end quits or goes away; returns what reading
-    /// ahead did and cost, for the line printed at exit.
-    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
-        if self.settings.prewarm {
+    /// What starts before the first action, while the person types: the prewarm (only
+    /// here, so once this returned, a session without one will not send it) and undo's
+    /// background read of the workspace.
+    fn warm_up(&mut self) {
+        if self.settings.prewarm && self.prewarm.is_none() {
             self.prewarm = Some(prewarm::start(&self.worker));
         }
         if self.checkpoints.is_on() {
             self.checkpoints.warm();
         }
+    }
+
+    /// Carries out actions until the front end quits or goes away; returns what reading
+    /// ahead did and cost, for the line printed at exit.
+    pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
+        self.warm_up();
         loop {
             let action = tokio::select! {
                 action = actions.recv() => action,

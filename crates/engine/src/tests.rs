@@ -3,14 +3,13 @@
 //! denial reasons, cancellation, sessions, prewarm, and Tab-to-accept speculation.
 
 use crate::harness::{
-    call, hook, push_notes_plan, requests_seen, start, start_hooked, start_with, turn_finished,
+    call, hook, push_notes_plan, start, start_hooked, start_with, turn_finished, unstarted,
 };
 use crate::{Action, EngineEvent, Level, SpecState};
 use saki_llm_worker::{Item, TextBlockEvent, ToolResultStatus, WorkerEvent};
-use saki_testkit::{MockServer, Turn};
+use saki_testkit::{Gate, MockServer, Turn};
 use saki_tools::{Approval, ApprovalMode};
 use serde_json::json;
-use std::time::Duration;
 
 /// A first turn (two assistant messages, so a suggestion is allowed), its suggestion
 /// "add notes.txt", the speculation that writes notes.txt, and the pipelined suggestion.
@@ -91,7 +90,7 @@ async fn an_accept_that_cannot_apply_writes_nothing_and_keeps_the_overlay_until_
     h.show_suggestion().await;
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
-    requests_seen(&server, 6).await;
+    server.wait_for_requests(6).await;
     // The person creates the file the speculation wrote, before accepting.
     std::fs::write(h.ws.path().join("notes.txt"), "mine\n").unwrap();
     h.send(Action::Submit {
@@ -216,7 +215,7 @@ async fn a_mode_change_discards_a_ready_speculation() {
     h.show_suggestion().await;
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Ready)))
         .await;
-    requests_seen(&server, 6).await;
+    server.wait_for_requests(6).await;
     h.send(Action::SetApproval(ApprovalMode::Default));
     h.until(|e| matches!(e, EngineEvent::Speculation(SpecState::Idle)))
         .await;
@@ -272,17 +271,13 @@ async fn new_and_resume_swap_the_history_and_list_the_saved_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_server_is_prewarmed_with_the_exact_base_prompt() {
     let server = MockServer::start().unwrap();
-    // The prewarm (answered slowly, so it is still running when the prompt arrives) and
-    // the real turn.
-    server.push(Turn::text("x").chunk_delay(Duration::from_millis(300)));
+    // The prewarm (held, so it is still running when the prompt arrives) and the real
+    // turn.
+    let held = Gate::new();
+    server.push(Turn::text("x").hold(&held));
     server.push(Turn::text("hello back"));
     let mut h = start_with(&server, ApprovalMode::Default, false, |s| s.prewarm = true);
-    for _ in 0..100 {
-        if !server.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    server.wait_for_requests(1).await;
     h.send(Action::Submit {
         text: "hello".into(),
     });
@@ -305,14 +300,25 @@ async fn a_local_server_is_prewarmed_with_the_exact_base_prompt() {
 async fn servers_not_known_to_cache_prompts_are_not_prewarmed() {
     let server = MockServer::start().unwrap();
     server.push(Turn::text("hello back"));
-    let mut h = start(&server, ApprovalMode::Default, false);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(server.requests().is_empty());
+    let (mut engine, actions, mut h) = unstarted(
+        &server,
+        ApprovalMode::Default,
+        false,
+        |_| {},
+        |_| {},
+        Vec::new(),
+    );
+    // The only place a prewarm starts is behind us, and none is in flight.
+    engine.warm_up();
+    assert!(engine.prewarm.is_none());
+    tokio::spawn(engine.run(actions));
     h.send(Action::Submit {
         text: "hello".into(),
     });
     h.until(turn_finished).await;
-    assert_eq!(server.requests().len(), 1);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the turn's request only");
+    assert_eq!(requests[0].body["messages"][1]["content"], "hello");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

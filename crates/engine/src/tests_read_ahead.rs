@@ -3,8 +3,8 @@
 //! person sees of them, and the background work's timing and cost.
 
 use crate::harness::{
-    accepted, batch_ids, call, hook, push_notes_plan, ready, requests_seen, start, start_hooked,
-    turn_finished, two_accepts, two_step_plan,
+    accepted, batch_ids, call, hook, push_notes_plan, ready, start, start_hooked, turn_finished,
+    two_accepts, two_step_plan,
 };
 use crate::{Action, EngineEvent, SpecState};
 use saki_llm_worker::hook::HookEvent;
@@ -37,7 +37,7 @@ async fn a_speculation_is_accepted_while_its_pipelined_suggestion_is_still_on_it
     });
     h.show_suggestion().await;
     h.until(ready).await;
-    requests_seen(&server, 6).await;
+    server.wait_for_requests(6).await;
 
     h.send(Action::Submit {
         text: "add notes.txt".into(),
@@ -125,7 +125,10 @@ async fn an_accepted_speculation_passes_the_persons_hooks_like_a_typed_prompt() 
         text: "add notes.txt".into(),
     });
     h.until(accepted).await;
-    // The Stop hook runs right after the accept is shown.
+    // The Stop hook runs right after the accept is shown, before the engine takes its
+    // next action: once that action is answered, the hook is done.
+    h.send(Action::Stats);
+    h.until(|e| matches!(e, EngineEvent::Stats(_))).await;
     let seen = |log: &std::path::Path| -> Vec<serde_json::Value> {
         std::fs::read_to_string(log)
             .unwrap_or_default()
@@ -134,9 +137,6 @@ async fn an_accepted_speculation_passes_the_persons_hooks_like_a_typed_prompt() 
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     };
-    while seen(&log).len() < 6 {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
     let events: Vec<String> = seen(&log)
         .iter()
         .map(|e| {
