@@ -437,6 +437,11 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
             eprintln!("warning: {}", note());
             ExitCode::MaxTurns
         }
+        TurnStatus::Stopped { .. } => {
+            completed("stopped", None);
+            eprintln!("{}", note());
+            ExitCode::Success
+        }
         TurnStatus::PromptCancelled { .. } => {
             failed_spent(json_mode, "prompt_cancelled", &note(), Some(background));
             ExitCode::PromptCancelled

@@ -196,6 +196,7 @@ pub fn outcome_note(outcome: &TurnOutcome) -> Option<(Level, String)> {
             format!("the prompt was cancelled by a hook: {reason}"),
         )),
         TurnStatus::Cancelled => Some((Level::Info, "cancelled".into())),
+        TurnStatus::Stopped { reason } => Some((Level::Info, format!("stopped: {reason}"))),
         TurnStatus::Failed { error } => Some((
             Level::Error,
             match &error.code {

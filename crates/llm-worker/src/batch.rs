@@ -13,14 +13,24 @@ use saki_llm_client::CancellationToken;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+/// How a batch ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum BatchEnd {
+    Ran,
+    /// The person cancelled it.
+    Cancelled,
+    /// An interceptor stopped the turn before one of its calls ([`ToolAction::Stop`]).
+    Stopped(String),
+}
+
 impl Worker {
-    /// Runs one batch. Returns true when the person cancelled it.
+    /// Runs one batch.
     pub(super) async fn run_batch(
         &mut self,
         calls: Vec<PendingCall>,
         cancel: &CancellationToken,
         guard: &mut LoopGuard,
-    ) -> bool {
+    ) -> BatchEnd {
         let mut results: Vec<Option<(String, ToolResultStatus)>> = vec![None; calls.len()];
         let mut images: Vec<Vec<NamedImage>> = vec![Vec::new(); calls.len()];
         let mut infos: Vec<Option<ToolCallInfo>> = vec![None; calls.len()];
@@ -35,6 +45,7 @@ impl Worker {
             .map(|c| call_key(&c.name, &c.arguments))
             .collect();
         let mut cancelled = false;
+        let mut stopped: Option<String> = None;
         // One set for the whole batch, whatever arrives meanwhile.
         let tools = self.tools.snapshot();
         for (i, call) in calls.iter().enumerate() {
@@ -92,10 +103,14 @@ impl Worker {
                         results[i] = Some((format!("denied: {reason}"), ToolResultStatus::Denied));
                         break;
                     }
-                    Some(_) => {}
+                    Some(ToolAction::Stop(reason)) => {
+                        stopped = Some(reason);
+                        break;
+                    }
+                    Some(ToolAction::Allow) => {}
                 }
             }
-            if cancelled {
+            if cancelled || stopped.is_some() {
                 break;
             }
             inputs[i] = Some(info.input.to_string());
@@ -111,6 +126,17 @@ impl Worker {
                     ));
                 }
             }
+        }
+        if let Some(reason) = stopped {
+            for call in &calls {
+                self.commit(Item::ToolResult {
+                    name: call.name.clone(),
+                    content: format!("not run: {reason}"),
+                    status: ToolResultStatus::Skipped,
+                    ctx: call.ctx.clone(),
+                });
+            }
+            return BatchEnd::Stopped(reason);
         }
         // Run the approved calls in parallel.
         let mut running = FuturesUnordered::new();
@@ -204,7 +230,11 @@ impl Worker {
                 });
             }
         }
-        cancelled
+        if cancelled {
+            BatchEnd::Cancelled
+        } else {
+            BatchEnd::Ran
+        }
     }
 }
 

@@ -17,6 +17,10 @@ pub enum PromptAction {
 pub enum ToolAction {
     Allow,
     Deny(String),
+    /// End the turn here, before this call: a boundary (a speculation's gate). No call of
+    /// the batch runs; each gets a `Skipped` result naming the reason, and the turn ends
+    /// with [`crate::TurnStatus::Stopped`].
+    Stop(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]

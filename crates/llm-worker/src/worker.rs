@@ -25,6 +25,7 @@ use crate::responder::{AssistantResponse, Responder};
 use crate::timeline::Timeline;
 use crate::tool::{ToolExecutionContext, ToolServer};
 use crate::tool_set::SharedTools;
+use batch::BatchEnd;
 use saki_llm_client::ToolChoice;
 use saki_llm_client::{
     CancellationToken, Client, ClientError, ContentPart, ErrorEvent, Request, ResponseStatus,
@@ -122,6 +123,10 @@ pub enum TurnStatus {
     Failed {
         error: ErrorEvent,
     },
+    /// An interceptor ended the turn before a call ([`crate::ToolAction::Stop`]).
+    Stopped {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +151,9 @@ pub struct Worker {
     /// `(items, prompt tokens)` of the last request the provider reported usage for.
     last_report: Option<(usize, u64)>,
     durability: Option<Arc<dyn Durability>>,
+    /// Tool definitions offered instead of the tool set's own (a fork keeps the main
+    /// request's bytes; calls to tools it cannot run are its interceptors' to stop).
+    offered: Option<Vec<saki_llm_client::ToolDefinition>>,
 }
 
 impl Worker {
@@ -162,7 +170,26 @@ impl Worker {
             guard: None,
             last_report: None,
             durability: None,
+            offered: None,
         }
+    }
+
+    /// Offers exactly `definitions` in every request, whatever tools the Worker runs: a
+    /// forked query sends the main request's tool list byte for byte, so the provider's
+    /// prompt cache holds, while its own tools run the calls.
+    pub fn offer_tools(&mut self, definitions: Vec<saki_llm_client::ToolDefinition>) {
+        self.offered = Some(definitions);
+    }
+
+    /// The settings requests are built from.
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
+    }
+
+    /// Numbers batches from `ids`, a counter shared with other Workers of the session, so
+    /// no two batches share an id.
+    pub fn set_batch_ids(&mut self, ids: BatchIds) {
+        self.batch_ids = ids;
     }
 
     /// Offers the tools of `tools` from the next request on; whoever holds a clone may
@@ -284,7 +311,10 @@ impl Worker {
             model: self.config.model.clone(),
             system: self.config.system_prompt.clone(),
             messages: to_messages_with(&self.history, self.config.vision),
-            tools: self.tools.definitions(),
+            tools: self
+                .offered
+                .clone()
+                .unwrap_or_else(|| self.tools.definitions()),
             max_output_tokens: self.config.max_output_tokens,
             temperature: self.config.temperature,
             thinking: self.config.thinking,
@@ -484,8 +514,12 @@ impl Worker {
             // The calls are on disk before any runs: a kill mid-call then leaves a call
             // whose effect resume can judge, never an effect with no record.
             self.flushed().await;
-            if self.run_batch(calls, &cancel, &mut guard).await {
-                return Ok(usage.outcome(TurnStatus::Cancelled, requests));
+            match self.run_batch(calls, &cancel, &mut guard).await {
+                BatchEnd::Ran => {}
+                BatchEnd::Cancelled => return Ok(usage.outcome(TurnStatus::Cancelled, requests)),
+                BatchEnd::Stopped(reason) => {
+                    return Ok(usage.outcome(TurnStatus::Stopped { reason }, requests))
+                }
             }
         }
     }

@@ -628,3 +628,82 @@ async fn cancel_while_an_approval_is_asked_stops_the_batch_and_runs_no_hook() {
     assert_eq!(*post.lock().unwrap(), 0, "no hook after a cancel");
     assert_eq!(s.server.requests().len(), 1);
 }
+
+/// Stops the turn before any call to `beta` (a speculation's boundary).
+struct Boundary;
+
+#[async_trait::async_trait]
+impl Interceptor for Boundary {
+    async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
+        match call.name.as_str() {
+            "beta" => ToolAction::Stop("beta needs the person".into()),
+            _ => ToolAction::Allow,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stop_ends_the_turn_before_the_batch_runs_and_leaves_history_well_formed() {
+    let (s, mut worker) = setup();
+    worker.add_interceptor(Arc::new(Boundary));
+    s.server
+        .push(Turn::new().with_tool_call("c0", "alpha", "{}"));
+    s.server.push(
+        Turn::new()
+            .with_tool_call("c1", "alpha", "{}")
+            .with_tool_call("c2", "beta", "{}"),
+    );
+    s.server.push(Turn::text("never asked for"));
+    let outcome = worker
+        .run_turn("go", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.requests),
+        (
+            TurnStatus::Stopped {
+                reason: "beta needs the person".into()
+            },
+            2
+        )
+    );
+    assert_well_formed(worker.history());
+    let r = results(worker.history());
+    assert_eq!(r[0].1, ToolResultStatus::Success);
+    for (content, status, _) in &r[1..] {
+        assert_eq!(*status, ToolResultStatus::Skipped);
+        assert!(content.contains("beta needs the person"), "{content}");
+    }
+    assert_eq!(
+        s.seen.lock().unwrap().len(),
+        1,
+        "nothing of the stopped batch ran"
+    );
+    assert_eq!(s.server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn offered_tools_replace_the_tool_sets_own_in_requests() {
+    let (s, mut worker) = setup();
+    let offered = vec![ToolDefinition {
+        name: "gamma".into(),
+        description: "only offered".into(),
+        input_schema: serde_json::json!({"type": "object"}),
+    }];
+    worker.offer_tools(offered.clone());
+    assert_eq!(worker.build_request().tools, offered);
+    // A call to an offered tool the Worker cannot run is an error result, as any
+    // unknown tool's.
+    s.server
+        .push(Turn::new().with_tool_call("c0", "gamma", "{}"));
+    s.server.push(Turn::text("done"));
+    worker
+        .run_turn("go", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        s.server.requests()[0].body["tools"][0]["function"]["name"],
+        "gamma"
+    );
+    assert_eq!(results(worker.history())[0].1, ToolResultStatus::Error);
+}
