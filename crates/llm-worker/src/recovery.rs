@@ -12,8 +12,9 @@
 //! stream and the Timeline so that text which may turn out to be a call is held back
 //! until that is decided (nothing is printed and then retracted), and turns recovered
 //! calls into ordinary tool-use blocks. A call is recovered only when the response has
-//! no native call and only for tools that were offered. Everything else stays text:
-//! JSON in prose, a config example, `{"name": "my-package", ...}`.
+//! no native call and only for tools that were offered, and only when the answer is the
+//! call, not a quote of one inside prose. Everything else stays text: JSON in prose, a
+//! config example, `{"name": "my-package", ...}`.
 
 use serde_json::Value;
 
@@ -36,7 +37,15 @@ pub struct Recovered {
 /// a list of calls): a small model that writes several calls one after another is
 /// rambling, and its later calls are guesses about results it has not seen. Text before
 /// that place stays; what comes after it is dropped.
+///
+/// A call quoted in an answer is not a call (see [`stands_alone`]): `None`.
 pub fn recover(text: &str, offered: &[String]) -> Option<Recovered> {
+    recover_after("", text, offered)
+}
+
+/// [`recover`] for the part of an answer still held back, `text`, after `shown`, the
+/// part already shown: whether the call stands alone depends on the whole answer.
+pub(crate) fn recover_after(shown: &str, text: &str, offered: &[String]) -> Option<Recovered> {
     let mut kept = String::new();
     let mut at = 0;
     while let Some((start, region)) = next_region(text, at) {
@@ -44,6 +53,10 @@ pub fn recover(text: &str, offered: &[String]) -> Option<Recovered> {
         match parse_calls(&text[region.body.0..region.body.1], offered) {
             Some(mut calls) => {
                 kept.push_str(&text[at..start]);
+                let before_trivial = trivial(shown) && trivial(&text[..start]);
+                if !stands_alone(before_trivial, text, end, offered) {
+                    return None;
+                }
                 // A model that repeats a call within one answer means it once.
                 let mut seen = std::collections::HashSet::new();
                 calls.retain(|call| seen.insert(call.clone()));
@@ -60,6 +73,65 @@ pub fn recover(text: &str, offered: &[String]) -> Option<Recovered> {
         at = end;
     }
     None
+}
+
+/// Text with no letter or digit: blanks, a stray bracket or fence.
+fn trivial(text: &str) -> bool {
+    !text.chars().any(char::is_alphanumeric)
+}
+
+/// Whether a call place that ends at `end` in `text` is the answer rather than a quote in
+/// it. A model that means a call writes the call: the answer is the call, perhaps with a
+/// sentence announcing it ("I will read the file first.") or further calls after it
+/// (small models ramble on with calls). With words on both sides it is quoted ("Here is
+/// how you would call it: ```json …``` but I won't"), and with words right after it,
+/// talked about; either way running it would do what nobody asked for (a hostile file can
+/// ask the model to show such an example). So it stands alone when everything after it
+/// is further calls and trivial text, or when nothing but trivial text precedes it and
+/// what follows it at once is trivial text or another call.
+fn stands_alone(before_trivial: bool, text: &str, end: usize, offered: &[String]) -> bool {
+    let (mut gap_start, mut scan) = (end, end);
+    let mut first_gap = None;
+    let mut all_gaps = true;
+    loop {
+        let gap_end = match next_region(text, scan) {
+            Some((start, region)) if call_like(text, &region, offered) => {
+                scan = region.end;
+                start
+            }
+            // A place that is not a call is words like any other.
+            Some((_, region)) => {
+                scan = region.end;
+                continue;
+            }
+            None => text.len(),
+        };
+        let gap = trivial(&text[gap_start..gap_end]);
+        first_gap.get_or_insert(gap);
+        all_gaps &= gap;
+        if gap_end == text.len() {
+            break;
+        }
+        gap_start = scan;
+    }
+    all_gaps || before_trivial && first_gap == Some(true)
+}
+
+/// A place that holds calls, or one the answer ended in (or was cut in) after it began
+/// to read as JSON: the model was writing another call. A fence with nothing in it yet
+/// is not one: it may close a block whose opening fence stood inside a line.
+fn call_like(text: &str, region: &Region, offered: &[String]) -> bool {
+    let body = &text[region.body.0..region.body.1];
+    match region.closing {
+        Closing::Closed => parse_calls(body, offered).is_some(),
+        Closing::Open => {
+            let body = body.trim_start();
+            !body.is_empty()
+                && (parse_calls(body, offered).is_some()
+                    || matches!(json_value_end(body), JsonEnd::Incomplete))
+        }
+        Closing::Invalid => false,
+    }
 }
 
 /// Most closing brackets [`close_cut_call`] adds.
@@ -111,6 +183,8 @@ pub fn close_cut_call(text: &str) -> Option<String> {
 
 /// Whether `text` holds a place with calls that is complete and followed by the start of
 /// another: the model goes on writing calls it cannot use, so the answer can end there.
+/// The start must already read as a call (see [`call_like`]): a fence after a call may
+/// be the close of a quote, and the words after it decide whether the call runs.
 fn writes_past_a_call(text: &str, offered: &[String]) -> bool {
     let mut at = 0;
     while let Some((_, region)) = next_region(text, at) {
@@ -119,7 +193,8 @@ fn writes_past_a_call(text: &str, offered: &[String]) -> bool {
                 .trim_end()
                 .ends_with(['}', ']', '`', '>']);
         if complete && parse_calls(&text[region.body.0..region.body.1], offered).is_some() {
-            return next_region(text, region.end).is_some();
+            return next_region(text, region.end)
+                .is_some_and(|(_, next)| call_like(text, &next, offered));
         }
         at = region.end;
     }

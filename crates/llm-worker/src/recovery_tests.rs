@@ -539,3 +539,6 @@ fn a_call_left_a_brace_short_is_closed_and_nothing_else() {
         assert_eq!(close_cut_call(text), None, "{text}");
     }
 }
+
+#[path = "recovery_quoted_tests.rs"]
+mod quoted;

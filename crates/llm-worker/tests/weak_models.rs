@@ -173,6 +173,19 @@ async fn calls_written_as_text_run_in_every_form() {
 }
 
 #[tokio::test]
+async fn a_call_quoted_inside_prose_is_shown_and_never_runs() {
+    let quoted = format!("Here is how you would call it: ```json\n{CALL}\n``` but I won't.");
+    let mut r = run();
+    r.server.push(Turn::text(quoted.clone()));
+    let shown = Shown::default();
+    r.worker.timeline_mut().on_text_block(shown.clone());
+    r.completed_turn().await;
+    assert!(r.ran.lock().unwrap().is_empty(), "the quoted call ran");
+    assert_eq!(*shown.0.lock().unwrap(), quoted);
+    assert_eq!(r.server.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn a_call_the_model_ended_a_brace_short_runs_unless_the_output_limit_cut_it() {
     let short = r#"{"name": "read_file", "arguments": {"path": "NOTE.txt"}"#;
     let mut r = run();

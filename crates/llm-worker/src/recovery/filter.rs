@@ -2,8 +2,8 @@
 //! decided, and recovered calls become tool-use blocks.
 
 use super::{
-    close_cut_call, recover, settle, starts_list_of_objects, unknown_call, writes_past_a_call,
-    Recovered, CALL_FENCES, OPEN_TAG,
+    close_cut_call, recover_after, settle, starts_list_of_objects, unknown_call,
+    writes_past_a_call, Recovered, CALL_FENCES, OPEN_TAG,
 };
 use saki_llm_client::{
     generate_call_id, BlockDelta, BlockMetadata, BlockStart, BlockStop, BlockType, DeltaContent,
@@ -225,7 +225,7 @@ impl CallFilter {
     /// Whether the held text has a complete call and starts another, or the answer writes
     /// one line over and over, or ends in a kilobyte of one repeated piece: a small model
     /// that does that often goes on until its output limit, so the caller may stop
-    /// reading and [`finish`] (only the first call counts anyway, see [`recover`]).
+    /// reading and [`finish`] (only the first call counts anyway, see [`recover`](super::recover)).
     ///
     /// [`finish`]: CallFilter::finish
     pub fn saturated(&self) -> bool {
@@ -364,15 +364,15 @@ impl CallFilter {
     /// `stopped`: the model ended the answer itself, so a call it left a bracket or two
     /// short is closed (see [`close_cut_call`]).
     fn try_recover(&mut self, out: &mut Vec<Event>, stopped: bool) -> bool {
-        let as_written = &self.text[self.released..];
-        let mut found = recover(as_written, &self.offered);
+        let (shown, as_written) = self.text.split_at(self.released);
+        let mut found = recover_after(shown, as_written, &self.offered);
         // Only text with no call as written is closed, and only once.
         let closed = (found.is_none() && stopped)
             .then(|| close_cut_call(as_written))
             .flatten();
         let held = closed.as_deref().unwrap_or(as_written);
         if closed.is_some() {
-            found = recover(held, &self.offered);
+            found = recover_after(shown, held, &self.offered);
         }
         let unknown = || {
             let whole = self.unknown_calls && self.text[..self.released].trim().is_empty();
