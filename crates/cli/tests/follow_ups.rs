@@ -79,7 +79,8 @@ fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
         ]
     );
     // What reading ahead cost, apart from the turns: each turn.completed carries what
-    // was spent since the one before (an accepted speculation ends as a turn too).
+    // prepared it (an accepted speculation ends as a turn too); the pipelined suggestion
+    // counts toward the turn it proposes, whether it ended before the accept or after.
     let completed: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "turn.completed")

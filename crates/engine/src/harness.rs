@@ -4,8 +4,9 @@
 
 use crate::{Action, Engine, EngineEvent, Parts, Settings, SpecState};
 use saki_llm_client::{Client, ClientConfig, WireApi};
-use saki_llm_worker::{Item, WorkerConfig, WorkerEvent};
+use saki_llm_worker::{BackgroundUsage, Item, WorkerConfig, WorkerEvent};
 use saki_pod::CompactionSettings;
+use saki_read_ahead::ReadAheadStats;
 use saki_testkit::{MockServer, Turn};
 use saki_tools::{ApprovalMode, Workspace};
 use serde_json::json;
@@ -16,6 +17,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 pub struct Harness {
     pub actions: UnboundedSender<Action>,
     pub events: UnboundedReceiver<EngineEvent>,
+    /// The background tokens a front end reports (`Engine::background_usage`).
+    pub background: BackgroundUsage,
     pub ws: tempfile::TempDir,
     _data: tempfile::TempDir,
 }
@@ -128,6 +131,7 @@ pub fn unstarted(
     let harness = Harness {
         actions,
         events,
+        background: engine.background_usage(),
         ws,
         _data: data,
     };
@@ -162,6 +166,31 @@ impl Harness {
                 text
             }
             None => self.show_suggestion().await.1,
+        }
+    }
+
+    /// What `/stats` says, asked again every 10 ms until `done` holds: for what the engine
+    /// announces with no event (a background request that ended). Fails the test naming
+    /// `what` after 30 s (long: the machine may be busy).
+    pub async fn stats_when(
+        &mut self,
+        what: &str,
+        done: impl Fn(&ReadAheadStats) -> bool,
+    ) -> ReadAheadStats {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            self.send(Action::Stats);
+            let answer = self.until(|e| matches!(e, EngineEvent::Stats(_))).await;
+            if let Some(EngineEvent::Stats(stats)) = answer.last() {
+                if done(stats) {
+                    return *stats;
+                }
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never happened within 30 s: {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 

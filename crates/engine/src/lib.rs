@@ -27,6 +27,8 @@ mod tests;
 mod tests_read_ahead;
 #[cfg(test)]
 mod tests_undo;
+#[cfg(test)]
+mod tests_usage;
 
 pub use prewarm::is_local;
 pub use protocol::TurnEntry;
@@ -48,7 +50,7 @@ use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
 use saki_pod::commands::CustomCommand;
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
-use saki_read_ahead::{CacheSafeStore, ReadAheadStats};
+use saki_read_ahead::{CacheSafeStore, ReadAheadStats, TurnUsage};
 use saki_sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{
     ApprovalMode, ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace,
@@ -143,8 +145,11 @@ pub struct Engine {
     suggestions: bool,
     sandbox: SandboxStatus,
     cache: CacheSafeStore,
-    /// Background tokens, shared with the compactor and every speculator.
+    /// Background tokens, shared with the compactor and the front end, which reports them.
     spent: BackgroundUsage,
+    /// Reading ahead's tokens, held until the turn they prepare starts, then put in `spent`
+    /// (see `saki_read_ahead::turn_usage`).
+    turn_usage: TurnUsage,
     main_usage: bridge::MainUsage,
     /// Suggestion, speculation and pipelined suggestion (`read_ahead.rs`).
     read_ahead: ReadAhead,
@@ -252,6 +257,7 @@ impl Engine {
             suggestions,
             sandbox,
             cache: CacheSafeStore::default(),
+            turn_usage: TurnUsage::new(spent.clone()),
             spent,
             main_usage,
             read_ahead: ReadAhead::default(),
@@ -272,7 +278,9 @@ impl Engine {
     }
 
     /// Background tokens (suggestions, speculations, compaction summaries) not reported
-    /// yet; shared, so a front end can report them with each turn's end.
+    /// yet; shared, so a front end can report them with each turn's end. Reading ahead's
+    /// arrive when the turn they prepare starts, so that turn's end reports them whichever
+    /// request finished first (docs/events.md, `background_usage`).
     pub fn background_usage(&self) -> BackgroundUsage {
         self.spent.clone()
     }
@@ -334,6 +342,8 @@ impl Engine {
             let quit = match action {
                 Action::Submit { text } => {
                     self.prewarm = None;
+                    // Before the turn can end: its report carries what prepared it.
+                    self.turn_usage.turn_started();
                     self.submit(text, &mut actions).await
                 }
                 Action::Compress => self.compress(&mut actions).await,
@@ -411,6 +421,8 @@ impl Engine {
             }
         }
         self.discard_speculation();
+        // What reading ahead spent for a turn that never came is reported at the end.
+        self.turn_usage.close();
         self.read_ahead_stats()
     }
 

@@ -100,8 +100,9 @@ impl ReadAhead {
 }
 
 impl Engine {
-    /// The speculator for background work, with the current model, mode and workspace.
-    fn speculator(&self) -> Speculator {
+    /// The speculator for background work, with the current model, mode and workspace;
+    /// its tokens count toward the turn `ahead` turns from now (1: the next one).
+    fn speculator(&self, ahead: u64) -> Speculator {
         let mut speculator = Speculator::new(
             self.worker.client().clone(),
             self.settings.fast_model.clone(),
@@ -112,7 +113,7 @@ impl Engine {
         speculator.first_tool_call_required = self.settings.worker.first_tool_call_required;
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
-        speculator.usage = self.spent.clone();
+        speculator.usage = self.turn_usage.toward(ahead);
         speculator.commands = self.commands.iter().map(|c| c.name.clone()).collect();
         speculator
     }
@@ -123,7 +124,7 @@ impl Engine {
             accepted: self.read_ahead.accepted,
             discarded: self.read_ahead.discarded,
             saved_ms: self.read_ahead.saved_ms,
-            background: self.spent.session(),
+            background: self.turn_usage.session_total(),
             main: *self
                 .main_usage
                 .lock()
@@ -315,7 +316,8 @@ impl Engine {
             )));
             return;
         };
-        let speculator = self.speculator();
+        // The suggestion and its speculation prepare the next turn.
+        let speculator = self.speculator(1);
         let commands = self.commands.clone();
         let cancel = CancellationToken::new();
         let token = cancel.clone();
@@ -422,8 +424,9 @@ impl Engine {
             self.read_ahead.ready = Some(speculation);
             return;
         }
-        // Ready now; the next suggestion is asked for beside it.
-        let speculator = self.speculator();
+        // Ready now; the next suggestion is asked for beside it, for the turn after the
+        // accept.
+        let speculator = self.speculator(2);
         let items = speculation.items.clone();
         let cancel = CancellationToken::new();
         let token = cancel.clone();

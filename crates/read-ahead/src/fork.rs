@@ -13,11 +13,12 @@ use crate::suggestion::{
     filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
     SUGGESTION_PROMPT,
 };
+use crate::turn_usage::UsageSink;
 use saki_llm_client::{
     CancellationToken, Client, ClientError, Request, ResponseSchema, ResponseStatus,
     ThinkingConfig, ToolDefinition, WireApi,
 };
-use saki_llm_worker::{to_messages, BackgroundKind, BackgroundUsage, Item, Responder};
+use saki_llm_worker::{to_messages, BackgroundKind, Item, Responder};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheSafeParams {
@@ -146,7 +147,7 @@ pub async fn generate_suggestion(
     model: &str,
     extra: &[Item],
     cancel: CancellationToken,
-    usage: Option<(&BackgroundUsage, BackgroundKind)>,
+    usage: Option<(&UsageSink, BackgroundKind)>,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
     let prompt = SuggestionPrompt(SUGGESTION_PROMPT);
     generate_suggestion_with(client, params, model, extra, prompt, cancel, usage).await
@@ -164,7 +165,7 @@ pub async fn generate_suggestion_with(
     extra: &[Item],
     prompt: SuggestionPrompt<'_>,
     cancel: CancellationToken,
-    usage: Option<(&BackgroundUsage, BackgroundKind)>,
+    usage: Option<(&UsageSink, BackgroundKind)>,
 ) -> Result<Result<String, SuppressReason>, ForkError> {
     let mut items = extra.to_vec();
     items.push(Item::user(prompt.0));

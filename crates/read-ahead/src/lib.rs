@@ -12,6 +12,7 @@ pub mod speculation;
 pub mod state;
 pub mod stats;
 pub mod suggestion;
+pub mod turn_usage;
 pub mod view;
 
 pub use fork::{
@@ -36,3 +37,4 @@ pub use suggestion::{
     filter_suggestion, parse_suggestion_reply, suggestion_json_schema, suggestion_prompt,
     SuppressReason, SUGGESTION_PROMPT,
 };
+pub use turn_usage::{TurnUsage, UsageSink};

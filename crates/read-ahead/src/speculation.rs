@@ -7,12 +7,13 @@ use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
 use crate::suggestion::SuppressReason;
+use crate::turn_usage::UsageSink;
 use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
 use saki_llm_worker::hook::{HookDecision, Hooks};
 use saki_llm_worker::loop_guard::call_key;
 use saki_llm_worker::{
-    ArgumentError, BackgroundKind, BackgroundUsage, BatchIds, Item, LoopGuard, Responder,
-    ToolCallInfo, ToolExecutionContext, ToolResultStatus, ToolServer,
+    ArgumentError, BackgroundKind, BatchIds, Item, LoopGuard, Responder, ToolCallInfo,
+    ToolExecutionContext, ToolResultStatus, ToolServer,
 };
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::Arc;
@@ -199,8 +200,9 @@ pub struct Speculator {
     /// `"speculation": true`), and a block is a boundary.
     pub hooks: Option<Hooks>,
     /// Where the tokens of suggestions, speculations and pipelined suggestions are
-    /// counted (the session's, shared; a fresh one by default).
-    pub usage: BackgroundUsage,
+    /// counted (held for the turn they prepare, see [`crate::turn_usage`]; a fresh usage of
+    /// its own by default).
+    pub usage: UsageSink,
     /// The person's custom slash commands (names without `/`): a suggestion may be one.
     pub commands: Vec<String>,
 }
@@ -227,7 +229,7 @@ impl Speculator {
             first_tool_call_required: false,
             batch_ids: BatchIds::new(),
             hooks: None,
-            usage: BackgroundUsage::new(),
+            usage: UsageSink::default(),
             commands: Vec::new(),
         }
     }
