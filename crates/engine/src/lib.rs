@@ -33,7 +33,7 @@ mod tests_usage;
 pub use prewarm::is_local;
 pub use protocol::TurnEntry;
 pub use protocol::{
-    Action, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
+    Action, Alert, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
     SpecState, SpeculationEnded, Status, TurnEnd,
 };
 pub use recorder::{FailureReporter, Recorder};

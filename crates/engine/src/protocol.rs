@@ -74,13 +74,12 @@ pub enum Action {
     Quit,
 }
 
-/// How serious an alert is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warn,
-    Error,
-}
+/// An alert made before or outside a turn (setup, `@path` references); a front end hands
+/// it on as `EngineEvent::from(alert)`, which keeps its level.
+pub use saki_pod::Alert;
+/// How serious an alert is: saki-pod's `AlertLevel`, the one level type of every alert
+/// (an `@path` problem, a setup alert, an engine note), under the protocol's name.
+pub use saki_pod::AlertLevel as Level;
 
 /// Where the speculation for the current suggestion stands (the status line shows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -269,6 +268,15 @@ pub enum EngineEvent {
         plan: saki_tools::plan::Plan,
         restored: bool,
     },
+}
+
+impl From<Alert> for EngineEvent {
+    fn from(alert: Alert) -> Self {
+        Self::Alert {
+            level: alert.level,
+            message: alert.message,
+        }
+    }
 }
 
 impl EngineEvent {

@@ -41,7 +41,7 @@ impl Engine {
                 self.settings.tool_output_max_bytes,
             );
         for alert in alerts {
-            self.alert(level_of(alert.level), alert.message);
+            self.send(alert.into());
         }
         self.pod.stash(files);
         self.send(EngineEvent::TurnStarted);
@@ -155,14 +155,6 @@ impl Engine {
 
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.workspace
-    }
-}
-
-pub(crate) fn level_of(level: saki_pod::AlertLevel) -> Level {
-    match level {
-        saki_pod::AlertLevel::Info => Level::Info,
-        saki_pod::AlertLevel::Warn => Level::Warn,
-        saki_pod::AlertLevel::Error => Level::Error,
     }
 }
 

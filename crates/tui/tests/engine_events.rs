@@ -4,8 +4,9 @@
 
 use saki_engine::harness::{batch_ids, start, two_accepts, two_step_plan};
 use saki_tools::ApprovalMode;
+use saki_tui::protocol::Alert;
 use saki_tui::transcript::EntryKind;
-use saki_tui::{App, Status, Theme};
+use saki_tui::{App, EngineEvent, Level, Status, Theme};
 use std::time::Instant;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,5 +50,54 @@ async fn two_accepts_in_a_row_show_each_group_under_its_own_prompt() {
             "user: add todo.txt",
             "batch_3: 1 rows",
         ]
+    );
+}
+
+/// Setup alerts (config keys ignored in an untrusted workspace, a sandbox not in force)
+/// reach the UI as the interactive front end sends them, `EngineEvent::from(alert)`: each
+/// keeps its level, and shows under its own label.
+#[test]
+fn a_setup_alert_keeps_its_level_in_the_transcript() {
+    let mut app = App::new(
+        Status::default(),
+        Theme::plain(),
+        std::env::temp_dir(),
+        true,
+    );
+    let sent = [
+        (Level::Info, "a note"),
+        (Level::Warn, "a warning"),
+        (Level::Error, "an error"),
+    ];
+    for (level, message) in sent {
+        let alert = Alert {
+            level,
+            message: message.into(),
+        };
+        app.apply(EngineEvent::from(alert), Instant::now());
+    }
+    let kept: Vec<(Level, &str)> = app
+        .transcript
+        .kinds()
+        .filter_map(|k| match k {
+            EntryKind::Alert { level, message } => Some((*level, message.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kept, sent);
+    let (lines, _) = app.transcript.window(60, 10, 0);
+    let shown: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        })
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(
+        shown,
+        ["note: a note", "warning: a warning", "error: an error"]
     );
 }

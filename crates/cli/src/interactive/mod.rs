@@ -122,10 +122,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             front,
         )?;
         for alert in crate::setup::setup_alerts(&resolved, &sandbox) {
-            let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
-                level: saki_tui::Level::Warn,
-                message: alert.message,
-            });
+            let _ = ui_tx.send(alert.into());
         }
         mcp.forward_alerts(&ui_tx);
         Ok((engine, suggestions, mcp))
