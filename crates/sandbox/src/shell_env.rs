@@ -5,14 +5,19 @@
 //! `HOME`, the user, the locale, temp dirs), `"none"` nothing. Then secrets are removed
 //! whatever was inherited: names matching `*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`,
 //! `*PASSWD*`, `*CREDENTIAL*` (any case), the providers' configured `env_key`s and every
-//! `SAKI_*` variable; then `exclude` patterns; then `set` adds or overrides (the person's
-//! explicit choice wins, also over the secret rules). saki then sets what makes commands
-//! safe and quiet to run unattended (`TMPDIR` to the private temp dir, no git prompts).
+//! `SAKI_*` variable, and any variable whose value holds a credential, whatever its name
+//! ([`secret_value`]: a URL with a password, a token of a well-known shape); then
+//! `exclude` patterns; then `set` adds or overrides (the person's explicit choice wins,
+//! also over the secret rules). saki then sets what makes commands safe and quiet to run
+//! unattended (`TMPDIR` to the private temp dir, no git prompts).
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+mod values;
+pub use values::secret_value;
 
 /// Variables kept by `inherit = "core"`, with every `LC_*` ([`is_core`]).
 const CORE: &[&str] = &[
@@ -141,7 +146,9 @@ impl ShellEnvConfig {
                 Inherit::Core => is_core(name),
                 Inherit::None => false,
             })
-            .filter(|(name, _)| !removed.is_match(name) && !key_names.contains(name))
+            .filter(|(name, value)| {
+                !removed.is_match(name) && !key_names.contains(name) && !secret_value(value)
+            })
             .collect();
         for (name, value) in &self.set {
             env.insert(name.clone(), value.clone());
@@ -218,6 +225,39 @@ mod tests {
         ] {
             assert!(!inherited_by_programs(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_value_that_holds_a_credential_is_removed_unless_set() {
+        let vars = [
+            ("DATABASE_URL", "postgres://user:password@host/db"),
+            ("DEPLOY", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("LC_CUSTOM", "xoxb-123456789012-abcdefghijkl"),
+            ("BUILD_ID", "AKIAIOSFODNN7EXAMPLE"),
+            ("SITE_URL", "https://example.com/"),
+            ("PATH", "/bin"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()));
+        for inherit in [Inherit::All, Inherit::Core] {
+            let config = ShellEnvConfig {
+                inherit,
+                ..Default::default()
+            };
+            let env = config.build(vars.clone(), &[]).unwrap();
+            assert!(
+                names(&env).iter().all(|n| ["PATH", "SITE_URL"].contains(n)),
+                "{env:?}"
+            );
+        }
+        // The person's trusted config may hand one over on purpose.
+        let url = "postgres://user:password@localhost/test".to_owned();
+        let config = ShellEnvConfig {
+            set: [("DATABASE_URL".to_owned(), url.clone())].into(),
+            ..Default::default()
+        };
+        let env = config.build(vars, &[]).unwrap();
+        assert!(env.contains(&("DATABASE_URL".to_owned(), url)));
+        assert!(!names(&env).contains(&"DEPLOY"));
     }
 
     #[test]
