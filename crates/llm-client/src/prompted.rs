@@ -17,6 +17,9 @@
 use crate::request::{ContentPart, Message, Request, Role, ToolChoice};
 use serde::{Deserialize, Serialize};
 
+mod neutral;
+pub use neutral::neutralize;
+
 /// How a client offers tools to the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -67,7 +70,8 @@ pub fn rewrite(request: &Request) -> Request {
         tool_choice,
     } = request;
     let mut messages: Vec<Message> = messages.iter().map(rewrite_message).collect();
-    let mut system = system.clone();
+    // Project instructions and summaries are in the system prompt: not saki's own words.
+    let mut system = system.as_deref().map(|s| neutralize(s).into_owned());
     if !tools.is_empty() {
         let mut block = String::from(TOOLS_HEAD);
         for tool in tools {
@@ -76,7 +80,8 @@ pub fn rewrite(request: &Request) -> Request {
                 "parameters": tool.input_schema,
             }});
             block.push('\n');
-            block.push_str(&definition.to_string());
+            // An MCP server writes its tools' names, descriptions and schemas.
+            block.push_str(&neutralize(&definition.to_string()));
         }
         block.push('\n');
         block.push_str(TOOLS_TAIL);
@@ -118,7 +123,8 @@ fn assistant_parts(parts: &[ContentPart]) -> Vec<ContentPart> {
     let mut rest = Vec::new();
     for part in parts {
         match part {
-            ContentPart::Text { text: t } => push_line(&mut text, t),
+            // The model's earlier answers and calls quote what it read.
+            ContentPart::Text { text: t } => push_line(&mut text, &neutralize(t)),
             ContentPart::ToolUse {
                 name, arguments, ..
             } => {
@@ -126,15 +132,33 @@ fn assistant_parts(parts: &[ContentPart]) -> Vec<ContentPart> {
                 let arguments = serde_json::from_str::<serde_json::Value>(arguments)
                     .unwrap_or_else(|_| serde_json::Value::String(arguments.clone()));
                 let call = serde_json::json!({"name": name, "arguments": arguments});
-                push_line(&mut text, &call.to_string());
+                push_line(&mut text, &neutralize(&call.to_string()));
             }
-            other => rest.push(other.clone()),
+            other => rest.push(neutral_part(other)),
         }
     }
     if !text.is_empty() {
         rest.push(ContentPart::Text { text });
     }
     rest
+}
+
+/// A text or unsigned thinking part with its markers neutralised; any other part as it is.
+fn neutral_part(part: &ContentPart) -> ContentPart {
+    match part {
+        ContentPart::Text { text } => ContentPart::Text {
+            text: neutralize(text).into_owned(),
+        },
+        // A signed thought goes back byte for byte, or the provider rejects it.
+        ContentPart::Thinking {
+            text,
+            signature: None,
+        } => ContentPart::Thinking {
+            text: neutralize(text).into_owned(),
+            signature: None,
+        },
+        other => other.clone(),
+    }
 }
 
 /// The tool results as one text of `<tool_response>` blocks ending in
@@ -146,8 +170,9 @@ fn user_parts(parts: &[ContentPart]) -> Vec<ContentPart> {
     for part in parts {
         match part {
             ContentPart::ToolResult { content, .. } => {
-                // A file read cannot close its block and write text that looks like saki's.
-                let content = content.replace("</tool_response>", "<\\/tool_response>");
+                // A file read cannot close its block, or its turn, and write text that
+                // looks like saki's or another role's.
+                let content = neutralize(content);
                 push_line(
                     &mut results,
                     &format!("<tool_response>\n{content}\n</tool_response>"),
@@ -157,7 +182,8 @@ fn user_parts(parts: &[ContentPart]) -> Vec<ContentPart> {
                 image: image.clone(),
                 tool_use_id: None,
             }),
-            other => rest.push(other.clone()),
+            // `@path` files, summaries and the person's words.
+            other => rest.push(neutral_part(other)),
         }
     }
     if results.is_empty() {
