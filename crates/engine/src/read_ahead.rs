@@ -109,8 +109,7 @@ impl Engine {
             self.mode.get(),
             self.workspace.clone(),
         );
-        speculator.tool_call_recovery = self.settings.worker.tool_call_recovery;
-        speculator.first_tool_call_required = self.settings.worker.first_tool_call_required;
+        speculator.worker = self.worker.config().clone();
         speculator.batch_ids = self.worker.batch_ids();
         speculator.hooks = Some(self.hooks.clone());
         speculator.usage = self.turn_usage.toward(ahead);

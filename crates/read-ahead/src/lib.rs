@@ -6,6 +6,7 @@
 pub mod cost;
 pub mod fork;
 pub mod gate;
+pub mod gated;
 pub mod overlay;
 pub mod pairing;
 pub mod speculation;

@@ -3,19 +3,20 @@
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
 use crate::fork::{generate_suggestion_with, CacheSafeParams, ForkError, SuggestionPrompt};
-use crate::gate::{speculation_tool_server, GateDecision, ToolGate};
+use crate::gate::{speculation_tool_server, ToolGate};
+use crate::gated::{gated_server, GateInterceptor, Stopper};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
 use crate::suggestion::SuppressReason;
 use crate::turn_usage::UsageSink;
-use saki_llm_client::{CancellationToken, Client, ContentPart, ResponseStatus};
-use saki_llm_worker::hook::{HookDecision, Hooks};
-use saki_llm_worker::loop_guard::call_key;
+use saki_llm_client::{CancellationToken, Client, UsageEvent};
+use saki_llm_worker::hook::Hooks;
 use saki_llm_worker::{
-    ArgumentError, BackgroundKind, BatchIds, Item, LoopGuard, Responder, ToolCallInfo,
-    ToolExecutionContext, ToolResultStatus, ToolServer,
+    recovery, BackgroundKind, BatchIds, Item, Observer, TurnStatus, Worker, WorkerConfig,
+    WorkerEvent,
 };
 use saki_tools::{ApprovalMode, Workspace};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -187,11 +188,10 @@ pub struct Speculator {
     pub workspace: Arc<Workspace>,
     /// Where overlays are created (default: [`crate::overlay::default_base`]).
     pub overlay_base: std::path::PathBuf,
-    /// Run tool calls the model writes as text, as the main loop does (default off).
-    pub tool_call_recovery: bool,
-    /// The first response must be a tool call, as in the main loop
-    /// ([`saki_llm_worker::first_call`]; only with `tool_call_recovery`).
-    pub first_tool_call_required: bool,
+    /// The main loop's settings (recovery of text calls, the first call, sampling,
+    /// vision, the output limit): a speculation is a turn of the same loop, on the fast
+    /// model. Its model, system prompt, thinking and turn limit are the fork's own.
+    pub worker: WorkerConfig,
     /// The session's batch-id counter ([`saki_llm_worker::Worker::batch_ids`]), so a
     /// speculation's batches never share an id with the main loop's or another
     /// speculation's (a fresh counter by default).
@@ -207,11 +207,6 @@ pub struct Speculator {
     pub commands: Vec<String>,
 }
 
-enum Step {
-    Continue,
-    Stop(SpeculationStatus, Option<String>),
-}
-
 impl Speculator {
     pub fn new(
         client: Client,
@@ -225,8 +220,7 @@ impl Speculator {
             mode,
             workspace,
             overlay_base: crate::overlay::default_base(),
-            tool_call_recovery: false,
-            first_tool_call_required: false,
+            worker: WorkerConfig::new(String::new()),
             batch_ids: BatchIds::new(),
             hooks: None,
             usage: UsageSink::default(),
@@ -261,15 +255,12 @@ impl Speculator {
                 return speculation;
             }
         };
-        let gate = ToolGate::new(self.mode, overlay.clone());
-        let tools = speculation_tool_server(self.workspace.clone(), overlay.clone());
-        let (status, reason) = self
-            .speculate(params, &mut speculation.items, &gate, &tools, &cancel)
-            .await;
+        let (status, reason, items) = self.speculate(params, suggestion, &overlay, &cancel).await;
         speculation.status = status;
         speculation.reason = reason;
-        // The gate and tools hold the overlay only while the loop runs.
-        drop((gate, tools));
+        if !items.is_empty() {
+            speculation.items = items;
+        }
         speculation.overlay = Arc::try_unwrap(overlay).ok();
         speculation.elapsed = started.elapsed();
         speculation
@@ -322,247 +313,117 @@ impl Speculator {
         .await
     }
 
-    /// Why a `PreToolUse` hook blocks this call, if it does. The hook sees the input as
-    /// the model meant it (workspace paths), not the overlay's rewrite.
-    async fn hook_blocks(
-        &self,
-        name: &str,
-        input: &str,
-        ctx: &ToolExecutionContext,
-    ) -> Option<String> {
-        let hooks = self.hooks.as_ref().filter(|h| !h.is_empty())?;
-        let call = ToolCallInfo {
-            name: name.to_owned(),
-            arguments: input.to_owned(),
-            input: serde_json::from_str(input).unwrap_or(serde_json::Value::Null),
-            ctx: ctx.clone(),
-        };
-        match hooks.pre_speculated_call(&call).await {
-            HookDecision::Continue => None,
-            HookDecision::Block(reason) => {
-                Some(format!("a PreToolUse hook blocked `{name}`: {reason}"))
-            }
-        }
-    }
-
+    /// Runs the suggestion as one turn of the Worker's loop on the fork: the main
+    /// request's system prompt, tools and history, then the suggestion; the overlay's
+    /// tools behind the gate. Returns the status, why, and the speculated items (the
+    /// suggestion as a user item first).
     async fn speculate(
         &self,
         params: &CacheSafeParams,
-        items: &mut Vec<Item>,
-        gate: &ToolGate,
-        tools: &ToolServer,
+        suggestion: &str,
+        overlay: &Arc<OverlayFs>,
         cancel: &CancellationToken,
-    ) -> (SpeculationStatus, Option<String>) {
-        let mut responder = Responder::new();
-        responder.set_recovery(self.tool_call_recovery);
-        let mut guard = LoopGuard::new();
-        for turn in 0..MAX_SPECULATION_TURNS {
-            let mut request = params.fork_request(&self.model, items);
-            if turn == 0 && self.first_tool_call_required && self.tool_call_recovery {
-                saki_llm_worker::first_call::require_call(&mut request);
-            }
-            let response = match responder
-                .respond(&self.client, &request, cancel.clone())
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => return (SpeculationStatus::Aborted, Some(e.to_string())),
-            };
-            let wire = self.client.config().wire_api;
-            self.usage
-                .record(BackgroundKind::Speculation, &response.usage, wire);
-            match response.status {
-                ResponseStatus::Completed | ResponseStatus::Incomplete => {}
-                ResponseStatus::Cancelled => {
-                    return (SpeculationStatus::Aborted, Some("cancelled".into()))
+    ) -> (SpeculationStatus, Option<String>, Vec<Item>) {
+        let stopper = Stopper::new(cancel);
+        let gate = Arc::new(ToolGate::new(self.mode, overlay.clone()));
+        let tools = speculation_tool_server(self.workspace.clone(), overlay.clone());
+        let tools = gated_server(&tools, &params.tools, &gate, &stopper);
+        let mut config = self.worker.clone();
+        config.model = self.model.clone();
+        config.system_prompt = params.system.clone();
+        config.thinking = params.thinking.filter(|_| self.model == params.model);
+        config.max_turns = MAX_SPECULATION_TURNS;
+        config.response_schema = None;
+        let mut worker = Worker::new(self.client.clone(), Arc::new(tools), config);
+        worker.offer_tools(params.tools.clone());
+        worker.set_history(params.history.clone());
+        worker.set_batch_ids(self.batch_ids.clone());
+        worker.add_interceptor(Arc::new(GateInterceptor {
+            gate,
+            hooks: self.hooks.clone(),
+        }));
+        let pending = Arc::new(AtomicBool::new(false));
+        worker.set_observer(self.observer(&stopper, &pending));
+        let outcome = worker.run_turn(suggestion, stopper.token()).await;
+        let items = worker.history()[params.history.len()..].to_vec();
+        self.usage_done(&pending);
+        let (status, reason) = match outcome {
+            Err(e) => (SpeculationStatus::Aborted, Some(e.to_string())),
+            Ok(outcome) => match outcome.status {
+                TurnStatus::Completed { .. } | TurnStatus::Incomplete => {
+                    match not_an_answer(&items) {
+                        Some(why) => (SpeculationStatus::Boundary, Some(why)),
+                        None => (SpeculationStatus::Completed, None),
+                    }
                 }
-                _ => {
-                    let message = response
-                        .error
-                        .map_or_else(|| "the response failed".into(), |e| e.message);
-                    return (SpeculationStatus::Aborted, Some(message));
+                TurnStatus::Stopped { reason } => (SpeculationStatus::Boundary, Some(reason)),
+                TurnStatus::MaxTurns => (
+                    SpeculationStatus::Boundary,
+                    Some(format!("more than {MAX_SPECULATION_TURNS} model turns")),
+                ),
+                TurnStatus::Cancelled => match stopper.reason() {
+                    Some(reason) => (SpeculationStatus::Boundary, Some(reason)),
+                    None => (SpeculationStatus::Aborted, Some("cancelled".into())),
+                },
+                TurnStatus::Failed { error } => (SpeculationStatus::Aborted, Some(error.message)),
+                TurnStatus::PromptCancelled { reason } => {
+                    (SpeculationStatus::Aborted, Some(reason))
                 }
-            }
-            let step = self
-                .respond_step(&response.content, items, (gate, tools), &mut guard)
-                .await;
-            if let Step::Stop(status, reason) = step {
-                return (status, reason);
-            }
-            if items.len() > MAX_SPECULATION_MESSAGES {
-                let reason = format!("more than {MAX_SPECULATION_MESSAGES} messages");
-                return (SpeculationStatus::Boundary, Some(reason));
-            }
-        }
-        let reason = format!("more than {MAX_SPECULATION_TURNS} model turns");
-        (SpeculationStatus::Boundary, Some(reason))
+            },
+        };
+        (status, reason, items)
     }
 
-    /// Appends one response and runs its calls in order through the gate. At a boundary
-    /// the calls already run stay (paired by index), the rest leave the model message.
-    /// Arguments are checked against the schema and repeats answered by the loop guard as
-    /// in the main loop; a speculation that loops stops at a boundary, where the
-    /// suggestion runs as a normal turn with the main loop's own guard.
-    async fn respond_step(
-        &self,
-        content: &[ContentPart],
-        items: &mut Vec<Item>,
-        (gate, tools): (&ToolGate, &ToolServer),
-        guard: &mut LoopGuard,
-    ) -> Step {
-        let mut message = Vec::new();
-        let mut calls = Vec::new();
-        let has_calls = content
-            .iter()
-            .any(|p| matches!(p, ContentPart::ToolUse { .. }));
-        let batch_id = if has_calls {
-            self.batch_ids.next()
-        } else {
-            String::new()
-        };
-        for part in content {
-            match part {
-                ContentPart::Text { text } if !text.is_empty() => {
-                    message.push(Item::AssistantText { text: text.clone() })
-                }
-                ContentPart::Thinking { text, signature } => message.push(Item::Thinking {
-                    text: text.clone(),
-                    signature: signature.clone(),
-                }),
-                ContentPart::ToolUse {
-                    id,
-                    name,
-                    arguments,
-                    signature,
-                } => {
-                    let ctx = ToolExecutionContext {
-                        call_id: id.clone(),
-                        batch_id: batch_id.clone(),
-                        call_index: calls.len(),
-                    };
-                    calls.push(message.len());
-                    message.push(Item::ToolCall {
-                        name: name.clone(),
-                        arguments: arguments.clone(),
-                        signature: signature.clone(),
-                        ctx,
-                    });
-                }
-                _ => {}
+    /// Counts the speculation's requests and tokens as background work, and stops it
+    /// past [`MAX_SPECULATION_MESSAGES`].
+    fn observer(&self, stopper: &Stopper, pending: &Arc<AtomicBool>) -> Observer {
+        let usage = self.usage.clone();
+        let wire = self.client.config().wire_api;
+        let stopper = stopper.clone();
+        let pending = pending.clone();
+        let committed = Arc::new(AtomicUsize::new(0));
+        Arc::new(move |event: &WorkerEvent| match event {
+            // A request whose response brought no usage report still counts.
+            WorkerEvent::RequestStarted { .. } if pending.swap(true, Ordering::SeqCst) => {
+                usage.record(BackgroundKind::Speculation, &UsageEvent::default(), wire);
             }
-        }
-        if calls.is_empty() {
-            items.extend(message);
-            return Step::Stop(SpeculationStatus::Completed, None);
-        }
-        let mut results = Vec::new();
-        let mut boundary = None;
-        for (index, &at) in calls.iter().enumerate() {
-            let Item::ToolCall {
-                name,
-                arguments,
-                ctx,
-                ..
-            } = &message[at]
-            else {
-                continue;
-            };
-            let checked = match tools.check_arguments(name, arguments) {
-                Ok(checked) => Some(checked),
-                // The gate judges these itself: it cannot tell where arguments it cannot
-                // read lead, and an unknown tool is not known to be safe to run ahead.
-                Err(
-                    ArgumentError::InvalidJson { .. }
-                    | ArgumentError::UnknownTool { .. }
-                    | ArgumentError::NotAnObject { .. },
-                ) => None,
-                Err(e @ ArgumentError::Schema { .. }) => {
-                    let content = e.to_string();
-                    let key = call_key(name, arguments);
-                    guard.record(key, ToolResultStatus::Error, &content, false);
-                    results.push(result_item(name, content, ToolResultStatus::Error, ctx));
-                    continue;
-                }
-            };
-            let input = checked
-                .as_ref()
-                .map_or_else(|| arguments.clone(), |c| c.input.to_string());
-            let key = call_key(name, &input);
-            let read_only = tools.get(name).is_some_and(|t| t.read_only());
-            if let Some((content, status)) = guard.repeat_of(&key) {
-                guard.record(key, status, &content, read_only);
-                results.push(result_item(name, content, status, ctx));
-                continue;
+            WorkerEvent::Usage(report) => {
+                pending.store(false, Ordering::SeqCst);
+                usage.record(BackgroundKind::Speculation, report, wire);
             }
-            match gate.check(name, &input) {
-                GateDecision::Boundary { reason } => {
-                    boundary = Some((index, reason));
-                    break;
-                }
-                GateDecision::Allow { input: gated } => {
-                    if let Some(reason) = self.hook_blocks(name, &input, ctx).await {
-                        boundary = Some((index, reason));
-                        break;
-                    }
-                    let input = gated;
-                    gate.mark_unasked(name, &ctx.call_id);
-                    let (content, status) = match tools.get(name) {
-                        Some(tool) => match tool.execute(&input, ctx.clone()).await {
-                            // Whether the main model reads images is the main loop's
-                            // to say; the call runs again there.
-                            Ok(output) if !output.images.is_empty() => {
-                                boundary = Some((index, format!("`{name}` returned an image")));
-                                break;
-                            }
-                            Ok(output) => (output.content, ToolResultStatus::Success),
-                            Err(e) => (e.to_string(), ToolResultStatus::Error),
-                        },
-                        None => (format!("unknown tool `{name}`"), ToolResultStatus::Error),
-                    };
-                    let content = match &checked {
-                        Some(checked) => checked.annotate(content),
-                        None => content,
-                    };
-                    guard.record(key, status, &content, read_only);
-                    results.push(result_item(name, content, status, ctx));
-                }
+            WorkerEvent::Committed(_)
+                if committed.fetch_add(1, Ordering::SeqCst) + 1 > MAX_SPECULATION_MESSAGES =>
+            {
+                stopper.stop(format!("more than {MAX_SPECULATION_MESSAGES} messages"));
             }
-        }
-        if let Some((index, reason)) = boundary {
-            // Drop the calls that did not run (by position, not by name).
-            let unexecuted: Vec<usize> = calls[index..].to_vec();
-            let mut position = 0;
-            message.retain(|_| {
-                let keep = !unexecuted.contains(&position);
-                position += 1;
-                keep
-            });
-            items.extend(message);
-            items.extend(results);
-            return Step::Stop(SpeculationStatus::Boundary, Some(reason));
-        }
-        items.extend(message);
-        items.extend(results);
-        match guard.stop_reason() {
-            Some(reason) => Step::Stop(
-                SpeculationStatus::Boundary,
-                Some(format!("the speculation repeats itself: {reason}")),
-            ),
-            None => Step::Continue,
+            _ => {}
+        })
+    }
+
+    /// The last request of the turn, if its response brought no usage report.
+    fn usage_done(&self, pending: &AtomicBool) {
+        if pending.swap(false, Ordering::SeqCst) {
+            let wire = self.client.config().wire_api;
+            self.usage
+                .record(BackgroundKind::Speculation, &UsageEvent::default(), wire);
         }
     }
 }
 
-fn result_item(
-    name: &str,
-    content: String,
-    status: ToolResultStatus,
-    ctx: &ToolExecutionContext,
-) -> Item {
-    Item::ToolResult {
-        name: name.to_owned(),
-        content,
-        status,
-        ctx: ctx.clone(),
+/// Why the end of a completed turn is not an answer a person could be shown as the
+/// result: no text at all, or text that is only a tool call (to a tool that exists or
+/// not) written out instead of made.
+fn not_an_answer(items: &[Item]) -> Option<String> {
+    let last = items.iter().rev().find_map(|i| match i {
+        Item::AssistantText { text } => Some(text.as_str()),
+        Item::ToolResult { .. } | Item::ToolCall { .. } | Item::User { .. } => Some(""),
+        _ => None,
+    });
+    let text = last.unwrap_or("").trim();
+    if text.is_empty() {
+        return Some("the speculation ended without an answer".into());
     }
+    recovery::unknown_call(text, &[]).map(|(name, _)| {
+        format!("the speculation's answer is a call to `{name}` written as text, not an answer")
+    })
 }
