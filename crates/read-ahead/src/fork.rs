@@ -10,8 +10,8 @@
 //! conversation's start).
 
 use crate::suggestion::{
-    filter_suggestion, parse_suggestion_reply, suggestion_json_schema, SuppressReason,
-    SUGGESTION_PROMPT,
+    filter_suggestion, parse_suggestion_reply, reply_to_nothing, suggestion_json_schema,
+    SuppressReason, SUGGESTION_PROMPT,
 };
 use crate::turn_usage::UsageSink;
 use saki_llm_client::{
@@ -194,7 +194,24 @@ pub async fn generate_suggestion_with(
         ResponseStatus::Completed | ResponseStatus::Incomplete => {}
         other => return Err(ForkError::Ended(other)),
     }
-    Ok(filter_suggestion(&parse_suggestion_reply(&response.text())))
+    let suggestion = filter_suggestion(&parse_suggestion_reply(&response.text()));
+    // The answer the suggestion would reply to: the last assistant text before it.
+    let last_answer = params
+        .history
+        .iter()
+        .chain(extra)
+        .rev()
+        .find_map(|item| match item {
+            Item::AssistantText { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("");
+    Ok(
+        suggestion.and_then(|s| match reply_to_nothing(&s, last_answer) {
+            Some(reason) => Err(reason),
+            None => Ok(s),
+        }),
+    )
 }
 
 #[cfg(test)]

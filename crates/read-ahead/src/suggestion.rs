@@ -115,6 +115,10 @@ pub enum SuppressReason {
     HasFormatting,
     Evaluative,
     AiVoice,
+    /// The suggestion request's own instructions sent back ("no quotes, no explanation").
+    EchoedPrompt,
+    /// A bare "yes" (or "ok", "no", ...) when the last answer asked nothing.
+    NothingAsked,
     /// Not a filter: fewer than two assistant messages so far.
     TooEarly,
     /// Not a filter: plan mode makes no suggestions.
@@ -125,7 +129,7 @@ pub enum SuppressReason {
 
 impl SuppressReason {
     /// Every filter reason, in the order the filter checks them.
-    pub const ALL: [SuppressReason; 13] = [
+    pub const ALL: [SuppressReason; 15] = [
         SuppressReason::Empty,
         SuppressReason::Done,
         SuppressReason::MetaText,
@@ -139,6 +143,8 @@ impl SuppressReason {
         SuppressReason::HasFormatting,
         SuppressReason::Evaluative,
         SuppressReason::AiVoice,
+        SuppressReason::EchoedPrompt,
+        SuppressReason::NothingAsked,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -156,6 +162,8 @@ impl SuppressReason {
             SuppressReason::HasFormatting => "has_formatting",
             SuppressReason::Evaluative => "evaluative",
             SuppressReason::AiVoice => "ai_voice",
+            SuppressReason::EchoedPrompt => "echoed_prompt",
+            SuppressReason::NothingAsked => "nothing_asked",
             SuppressReason::TooEarly => "too_early",
             SuppressReason::PlanMode => "plan_mode",
             SuppressReason::TurnFailed => "turn_failed",
@@ -305,7 +313,53 @@ fn suppress_reason(text: &str) -> Option<SuppressReason> {
     {
         return Some(SuppressReason::AiVoice);
     }
+    if echoes_instructions(&lower) {
+        return Some(SuppressReason::EchoedPrompt);
+    }
     None
+}
+
+/// Whether `lower` is two or more words of [`SUGGESTION_PROMPT`]'s own instructions, in
+/// order (its quoted examples left out: "run the tests" may well be the next step). A
+/// small model asked for the next prompt sometimes answers with the request's words.
+fn echoes_instructions(lower: &str) -> bool {
+    let said = words_of(lower);
+    if said.len() < 2 {
+        return false;
+    }
+    let mut instructions = String::new();
+    for (i, part) in SUGGESTION_PROMPT.split('"').enumerate() {
+        // Even parts are outside quotes.
+        if i % 2 == 0 {
+            instructions.push_str(part);
+            instructions.push(' ');
+        }
+    }
+    let prompt = words_of(&instructions.to_lowercase());
+    prompt.windows(said.len()).any(|w| w == said.as_slice())
+}
+
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !is_word_char(c) && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Single words that only answer a question or an offer.
+const REPLIES: [&str; 11] = [
+    "yes", "yeah", "yep", "yea", "yup", "sure", "ok", "okay", "no", "nope", "continue",
+];
+
+/// [`SuppressReason::NothingAsked`] when `suggestion` is a bare reply ("yes") and
+/// `last_answer`, the assistant's last text, asks nothing (no question mark).
+pub fn reply_to_nothing(suggestion: &str, last_answer: &str) -> Option<SuppressReason> {
+    let bare = suggestion
+        .trim()
+        .trim_matches(|c: char| !is_word_char(c))
+        .to_lowercase();
+    (REPLIES.contains(&bare.as_str()) && !last_answer.contains(['?', '\u{ff1f}']))
+        .then_some(SuppressReason::NothingAsked)
 }
 
 fn is_meta_text(lower: &str) -> bool {

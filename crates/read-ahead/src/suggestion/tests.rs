@@ -254,7 +254,9 @@ fn reasons_have_stable_names() {
             "multiple_sentences",
             "has_formatting",
             "evaluative",
-            "ai_voice"
+            "ai_voice",
+            "echoed_prompt",
+            "nothing_asked"
         ]
     );
     for r in SuppressReason::ALL {
@@ -320,4 +322,30 @@ fn the_prompt_offers_only_the_persons_own_slash_commands() {
     let with = super::suggestion_prompt(&["review".into(), "ship-it".into()]);
     assert!(with.starts_with(SUGGESTION_PROMPT));
     assert!(with.ends_with("no other): /review, /ship-it."), "{with}");
+}
+
+#[test]
+fn the_requests_own_words_are_not_a_suggestion() {
+    rejected("no quotes, no explanation", R::EchoedPrompt);
+    rejected("Predict the next message", R::EchoedPrompt);
+    rejected("reply with only the message", R::EchoedPrompt);
+    // Its examples may well be the next step.
+    assert_eq!(
+        filter_suggestion("run the tests"),
+        Ok("run the tests".into())
+    );
+    assert_eq!(
+        filter_suggestion("explain the next message"),
+        Ok("explain the next message".into())
+    );
+}
+
+#[test]
+fn a_bare_yes_needs_a_question() {
+    assert_eq!(
+        reply_to_nothing("yes", "add() returns the sum of its two arguments."),
+        Some(R::NothingAsked)
+    );
+    assert_eq!(reply_to_nothing("Yes.", "Shall I add a test?"), None);
+    assert_eq!(reply_to_nothing("run the tests", "It adds."), None);
 }
