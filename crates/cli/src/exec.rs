@@ -336,7 +336,10 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     if let (ExitCode::Success, Some(path)) = (code, &args.output_last_message) {
         let text = front.final_answer();
         if text.is_empty() {
-            eprintln!("warning: no assistant message; {} is empty", path.display());
+            eprintln!(
+                "warning: no assistant message; {} is empty",
+                sanitize(&path.display().to_string())
+            );
         }
         if let Err(message) = crate::last_message::write(path, &text) {
             failed(json_mode, "output_file", &message);
@@ -421,7 +424,11 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
         }
     };
     // The words are the engine's, as every front end shows them.
-    let note = || saki_engine::outcome_note(outcome).map_or_else(String::new, |(_, m)| m);
+    // They may quote a provider's words.
+    let note = || {
+        saki_engine::outcome_note(outcome)
+            .map_or_else(String::new, |(_, m)| sanitize(&m).into_owned())
+    };
     match &outcome.status {
         TurnStatus::Completed { stop_reason } => {
             completed("completed", *stop_reason);

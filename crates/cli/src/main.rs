@@ -3,6 +3,7 @@
 mod args;
 mod compact;
 mod config;
+mod diagnostics;
 mod exec;
 mod exec_front;
 mod exit;
@@ -283,7 +284,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse_from(raw);
     protect_process();
     let interactive = cli.command.is_none();
-    init_tracing(interactive);
+    diagnostics::init(interactive);
     let Some(command) = cli.command else {
         return finish(interactive::run(cli.interactive));
     };
@@ -333,34 +334,5 @@ fn block_on(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
             eprintln!("error: cannot start the async runtime: {e}");
             ExitCode::Internal
         }
-    }
-}
-
-/// Diagnostics go to stderr; `SAKI_LOG` takes a tracing filter (default: warnings).
-/// The interactive UI owns the screen, so there they go to the file `SAKI_LOG_FILE`
-/// names, or nowhere.
-fn init_tracing(interactive: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SAKI_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .without_time()
-        .with_target(false);
-    if !interactive {
-        let _ = builder.with_writer(std::io::stderr).try_init();
-        return;
-    }
-    let Some(path) = std::env::var_os("SAKI_LOG_FILE") else {
-        return;
-    };
-    // Diagnostics quote prompts and tool output: the file is this user's only.
-    match saki_tools::common::open_private_append(std::path::Path::new(&path)) {
-        Ok(file) => {
-            let _ = builder
-                .with_ansi(false)
-                .with_writer(std::sync::Mutex::new(file))
-                .try_init();
-        }
-        Err(e) => eprintln!("warning: cannot open SAKI_LOG_FILE: {e}"),
     }
 }
