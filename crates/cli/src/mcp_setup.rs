@@ -83,6 +83,10 @@ fn alert_for(event: &McpEvent) -> Option<Alert> {
             tracing::debug!(server, tools, "MCP server connected");
             None
         }
+        McpEvent::ToolsLeftOut { server, message } => Some(Alert {
+            level: AlertLevel::Warn,
+            message: format!("MCP server `{server}`: {message}"),
+        }),
         McpEvent::Failed { server, reason } => Some(Alert {
             level: AlertLevel::Warn,
             message: format!(

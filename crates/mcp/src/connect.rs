@@ -1,30 +1,26 @@
 //! Connecting to one server: start it (stdio) or reach it (streamable HTTP), run the
-//! MCP handshake and list its tools.
+//! MCP handshake and list its tools (bounded: [`crate::listing`]).
 //!
 //! A stdio server runs in a process group of its own, so the terminal's Ctrl+C (meant
 //! to cancel a turn) does not kill it, with only the core variables of saki's
 //! environment (`PATH`, `HOME`, the user, the locale, the temp dirs; API keys stay out:
-//! [`saki_sandbox::shell_env::inherited_by_programs`]) plus its `env`. Its stderr is kept
+//! [`saki_sandbox::shell_env::inherited_by_programs`], and so does a value that holds a
+//! credential: [`saki_sandbox::shell_env::secret_value`]) plus its `env`. Its stderr is kept
 //! (the last lines) to say why it failed; it never reaches the terminal the UI draws on.
 
 use crate::config::{ServerConfig, Transport};
 use crate::http::HttpClient;
+use crate::stderr::Stderr;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{Child, Command};
-
-/// Lines of a server's stderr kept for error messages.
-const STDERR_LINES: usize = 12;
-/// Longest stderr line kept.
-const STDERR_LINE_MAX: usize = 300;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -51,13 +47,6 @@ pub enum ConnectError {
 pub struct Process {
     child: Mutex<Child>,
     stderr: Arc<Stderr>,
-}
-
-/// The last lines a server wrote to stderr, and whether it closed it.
-#[derive(Default)]
-struct Stderr {
-    lines: Mutex<VecDeque<String>>,
-    closed: AtomicBool,
 }
 
 impl Process {
@@ -87,7 +76,7 @@ impl Process {
                 .child
                 .lock()
                 .map_or(true, |mut c| !matches!(c.try_wait(), Ok(None)));
-            if exited && self.stderr.closed.load(Ordering::Acquire) {
+            if exited && self.stderr.closed() {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -95,11 +84,7 @@ impl Process {
     }
 
     fn stderr_tail(&self) -> String {
-        self.stderr
-            .lines
-            .lock()
-            .map(|lines| lines.iter().cloned().collect::<Vec<_>>().join(" | "))
-            .unwrap_or_default()
+        self.stderr.tail()
     }
 
     /// Stops the server and whatever it started (its whole process group).
@@ -139,7 +124,10 @@ fn exit_text(status: std::process::ExitStatus) -> String {
 /// A connected server.
 pub struct Connection {
     pub service: RunningService<RoleClient, ClientConfig>,
+    /// The tools `config` offers, bounded ([`crate::listing`]).
     pub tools: Vec<rmcp::model::Tool>,
+    /// What was left out of them, for the person.
+    pub notes: Vec<String>,
     pub process: Option<Arc<Process>>,
 }
 
@@ -219,14 +207,13 @@ pub async fn connect(
             (service, None)
         }
     };
-    let tools = service
-        .peer()
-        .list_all_tools()
+    let listed = crate::listing::list_tools(service.peer(), config)
         .await
         .map_err(|e| ConnectError::ListTools(with_report(e.to_string(), process.as_deref())))?;
     Ok(Connection {
         service,
-        tools,
+        tools: listed.tools,
+        notes: listed.notes,
         process,
     })
 }
@@ -257,9 +244,12 @@ fn spawn(
     let mut cmd = Command::new(command);
     cmd.args(args)
         .env_clear()
-        .envs(std::env::vars_os().filter(|(name, _)| {
+        .envs(std::env::vars_os().filter(|(name, value)| {
             name.to_str()
                 .is_some_and(saki_sandbox::shell_env::inherited_by_programs)
+                && !value
+                    .to_str()
+                    .is_some_and(saki_sandbox::shell_env::secret_value)
         }))
         .envs(env)
         .current_dir(cwd.map_or_else(|| workspace.to_path_buf(), |c| workspace.join(c)))
@@ -279,23 +269,7 @@ fn spawn(
     let tail = Arc::new(Stderr::default());
     if let Some(stderr) = child.stderr.take() {
         let (tail, server) = (tail.clone(), name.to_owned());
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(server, line, "MCP server stderr");
-                let line: String = line.trim().chars().take(STDERR_LINE_MAX).collect();
-                if line.is_empty() {
-                    continue;
-                }
-                if let Ok(mut lines) = tail.lines.lock() {
-                    if lines.len() == STDERR_LINES {
-                        lines.pop_front();
-                    }
-                    lines.push_back(line);
-                }
-            }
-            tail.closed.store(true, Ordering::Release);
-        });
+        tokio::spawn(async move { tail.read_from(BufReader::new(stderr), &server).await });
     }
     Ok((child, stdout, stdin, tail))
 }

@@ -7,8 +7,10 @@ pub mod config;
 mod connect;
 pub mod convert;
 mod http;
+pub mod listing;
 pub mod manager;
 pub mod names;
+mod stderr;
 pub mod tool;
 
 pub use config::{ApprovalSetting, ConfigError, ServerConfig, Transport};

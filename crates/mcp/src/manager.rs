@@ -64,8 +64,20 @@ pub struct ServerStatus {
 /// What happened to a server, once per server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpEvent {
-    Connected { server: String, tools: usize },
-    Failed { server: String, reason: String },
+    Connected {
+        server: String,
+        tools: usize,
+    },
+    Failed {
+        server: String,
+        reason: String,
+    },
+    /// Some of a server's tools are left out (too many, or too large: [`crate::listing`]);
+    /// sent before it is `Connected`.
+    ToolsLeftOut {
+        server: String,
+        message: String,
+    },
 }
 
 struct Entry {
@@ -243,8 +255,15 @@ impl Inner {
         let Connection {
             service,
             mut tools,
+            notes,
             process,
         } = connection;
+        for message in notes {
+            let _ = self.events.send(McpEvent::ToolsLeftOut {
+                server: name.to_owned(),
+                message,
+            });
+        }
         let link = Arc::new(ServerLink {
             name: name.to_owned(),
             peer: service.peer().clone(),

@@ -23,7 +23,7 @@ pub const MAX_DESCRIPTION_BYTES: usize = 1024;
 
 /// The tool's description (or its title), cut to [`MAX_DESCRIPTION_BYTES`] on a
 /// character boundary; a cut one ends in `…`.
-fn description_of(tool: &rmcp::model::Tool) -> String {
+pub(crate) fn description_of(tool: &rmcp::model::Tool) -> String {
     let full = tool
         .description
         .as_deref()

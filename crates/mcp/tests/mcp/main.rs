@@ -310,13 +310,16 @@ async fn a_server_that_never_starts_fails_once_after_its_startup_timeout() {
 }
 
 /// A stdio server gets the core variables (`[shell_environment] inherit = "core"`'s, the
-/// locale and temp dirs included) and its own `env`; saki's API keys never reach it.
+/// locale and temp dirs included) and its own `env`; saki's API keys never reach it, nor
+/// a core variable whose value is a token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
     let vars = [
         ("ANTHROPIC_API_KEY", "sk-ant-test"),
         ("GITHUB_TOKEN", "ghp-test"),
         ("LC_SECRET", "hidden"),
+        // A core name holding a credential: left out by its value.
+        ("LC_DEPLOY", "xoxb-123456789012-abcdefghijkl"),
         ("LANGUAGE", "de:en"),
         ("TEMP", "/tmp/saki-mcp-test"),
     ];
@@ -328,7 +331,7 @@ async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
         std::env::set_var(name, value);
     }
     let script = "echo \"key=${ANTHROPIC_API_KEY:-none} gh=${GITHUB_TOKEN:-none} \
-                  lc=${LC_SECRET:-none} language=${LANGUAGE:-none} temp=${TEMP:-none} \
+                  lc=${LC_SECRET:-none} dep=${LC_DEPLOY:-none} language=${LANGUAGE:-none} temp=${TEMP:-none} \
                   set=${MY_API_KEY:-none}\" >&2; exit 1";
     let mut config = ServerConfig::stdio("/bin/sh", vec!["-c".into(), script.into()]);
     config.env.insert("MY_API_KEY".into(), "explicit".into());
@@ -337,7 +340,7 @@ async fn a_stdio_server_inherits_the_core_variables_and_no_api_key() {
     let why = reason(&session, "env");
     assert!(
         why.contains(
-            "key=none gh=none lc=none language=de:en temp=/tmp/saki-mcp-test set=explicit"
+            "key=none gh=none lc=none dep=none language=de:en temp=/tmp/saki-mcp-test set=explicit"
         ),
         "{why}"
     );
@@ -474,5 +477,34 @@ async fn cancelling_the_turn_cancels_the_mcp_request() {
         logged(&log, "cancelled slow")
     })
     .await;
+    session.manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_listing_tools_without_end_is_cut_with_a_warning() {
+    let mut session = start(vec![("many", stdio("many"))]);
+    session.manager.ready().await;
+    assert_eq!(state(&session, "many"), ServerState::Connected);
+    let snapshot = session.tools.snapshot();
+    let names = snapshot.names();
+    assert_eq!(names.len(), saki_mcp::listing::MAX_TOOLS, "{names:?}");
+    assert!(
+        !names.contains(&"mcp__many__big"),
+        "its schema is too large"
+    );
+    let mut warnings = Vec::new();
+    while let Ok(event) = session.events.try_recv() {
+        if let McpEvent::ToolsLeftOut { server, message } = event {
+            assert_eq!(server, "many");
+            warnings.push(message);
+        }
+    }
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("more tools than saki reads")),
+        "{warnings:?}"
+    );
+    assert!(warnings.iter().any(|w| w.contains("`big`")), "{warnings:?}");
     session.manager.shutdown().await;
 }

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
 /// The variable that turns the test binary into a stdio server: `stdio` serves,
-/// `hang` never answers, `exit` fails at start.
+/// `many` serves a tool list without end, `hang` never answers, `exit` fails at start.
 pub const MODE_VAR: &str = "SAKI_MCP_TEST_SERVER";
 /// A file the stdio server appends `started slow` and `cancelled slow` lines to.
 pub const LOG_VAR: &str = "SAKI_MCP_TEST_LOG";
@@ -49,6 +49,24 @@ fn stdio_server() {
 pub struct TestServer {
     /// What the server saw cancelled (the in-process server).
     pub cancelled: Arc<Mutex<Vec<String>>>,
+    /// Lists pages of 50 tools without end, the first with a tool whose schema is 40 KB
+    /// (mode `many`).
+    pub many: bool,
+}
+
+/// Page `page` of a tool list that never ends.
+fn endless_page(page: usize) -> ListToolsResult {
+    let none = schema(json!({"type": "object", "properties": {}}));
+    let mut tools: Vec<Tool> = (0..50)
+        .map(|i| Tool::new(format!("t{:05}", page * 50 + i), "A tool", none.clone()))
+        .collect();
+    if page == 0 {
+        let huge = json!({"type": "object", "description": "s".repeat(40_000)});
+        tools.push(Tool::new("big", "A large schema", schema(huge)));
+    }
+    let mut result = ListToolsResult::with_all_items(tools);
+    result.next_cursor = Some((page + 1).to_string());
+    result
 }
 
 /// Appends `line` to the stdio server's log, when the test gave it one.
@@ -114,9 +132,16 @@ impl ServerHandler for TestServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.many {
+            let page = request
+                .and_then(|r| r.cursor)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            return Ok(endless_page(page));
+        }
         Ok(ListToolsResult::with_all_items(tools()))
     }
 
@@ -169,7 +194,13 @@ fn run_stdio(mode: &str) -> i32 {
                 eprintln!("test server: missing API_TOKEN, giving up");
                 2
             }
-            _ => match TestServer::default().serve(rmcp::transport::stdio()).await {
+            _ => match (TestServer {
+                many: mode == "many",
+                ..TestServer::default()
+            })
+            .serve(rmcp::transport::stdio())
+            .await
+            {
                 Ok(service) => {
                     let _ = service.waiting().await;
                     0
