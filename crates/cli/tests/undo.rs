@@ -140,3 +140,34 @@ fn a_session_open_in_another_saki_is_not_undone_from_outside() {
         "old\n"
     );
 }
+
+/// `--force` overrides conflicts, but when no file can be put back at all (here the
+/// directory became a symlink, which is never written through) nothing is undone: the
+/// turn stays applied and the session log records no undo.
+#[test]
+fn a_forced_undo_that_restores_nothing_leaves_the_turn_applied() {
+    let env = env_with(&[]);
+    std::fs::create_dir(env.ws.join("sub")).unwrap();
+    std::fs::write(env.ws.join("sub/x.txt"), "x\n").unwrap();
+    let server = MockServer::start().unwrap();
+    let command = r#"{"command":"echo y > sub/x.txt"}"#;
+    server.push(Turn::new().with_tool_call("c1", "shell", command));
+    server.push(Turn::text("Done."));
+    run_exec(&env, &server, "edit sub");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(env.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.ws.join("sub")).unwrap();
+
+    let (code, _, err) = undo(&env, &["--force"]);
+    assert_eq!(code, 9, "{err}");
+    assert!(
+        err.contains("not undone") && err.contains("sub/x.txt"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    let (code, out, err) = undo(&env, &["--list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("turn   1  applied"), "{out}");
+    let log = std::fs::read_to_string(&env.session_files()[0]).unwrap();
+    assert!(!log.contains(r#""type":"undo""#), "{log}");
+}

@@ -91,6 +91,14 @@ pub enum UndoError {
     Dropped { turn: u64 },
     #[error("{}", conflicts_text(.0))]
     Conflicts(Vec<Conflict>),
+    /// Every path that needed writing was left as it is: the turns still stand, and the
+    /// journal does not say otherwise.
+    #[error("{}", nothing_restored_text(*.redo, .left))]
+    NothingRestored {
+        redo: bool,
+        /// Paths left as they are, and why.
+        left: Vec<(String, String)>,
+    },
     #[error("undo is off for this session (no data directory, or undo.max_mb = 0)")]
     Off,
     #[error("undo store {path}: {source}")]
@@ -107,6 +115,22 @@ impl UndoError {
             source,
         }
     }
+}
+
+fn nothing_restored_text(redo: bool, left: &[(String, String)]) -> String {
+    let (verb, state) = if redo {
+        ("redone", "undone")
+    } else {
+        ("undone", "applied")
+    };
+    let mut text = format!("not {verb}: no file could be put back, so the turns stay {state}");
+    for (path, why) in left.iter().take(20) {
+        text.push_str(&format!("\n  {path}: {why}"));
+    }
+    if left.len() > 20 {
+        text.push_str(&format!("\n  and {} more", left.len() - 20));
+    }
+    text
 }
 
 fn conflicts_text(conflicts: &[Conflict]) -> String {

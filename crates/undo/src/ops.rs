@@ -212,7 +212,9 @@ fn revert(
 }
 
 /// Checks, then writes. The journal is written after the files: an undo cut off midway
-/// is simply run again (paths already put back are no conflict).
+/// is simply run again (paths already put back are no conflict). When paths needed
+/// writing and none could be (each left as it is, also under `force`), the result is
+/// [`UndoError::NothingRestored`], so the caller records nothing: the turns still stand.
 fn apply_plan(
     root: &Path,
     objects: &Objects,
@@ -233,6 +235,12 @@ fn apply_plan(
     } = restore::apply(root, &targets, objects);
     restored.sort();
     left.sort();
+    if restored.is_empty() && !left.is_empty() {
+        return Err(UndoError::NothingRestored {
+            redo: direction == Direction::Redo,
+            left,
+        });
+    }
     Ok(Outcome {
         redo: false,
         turns: checkpoints

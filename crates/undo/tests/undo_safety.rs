@@ -187,9 +187,12 @@ async fn a_directory_replaced_by_a_symlink_is_never_written_through() {
         panic!("expected a conflict");
     };
     assert!(conflicts[0].why.contains("symlink"), "{conflicts:?}");
-    let forced = env.checkpoints.undo(1, true).await.unwrap();
-    assert!(forced
-        .left
+    // Forced, nothing can be put back: an error, and the turn is not marked undone.
+    let Err(UndoError::NothingRestored { redo: false, left }) = env.checkpoints.undo(1, true).await
+    else {
+        panic!("expected nothing restored");
+    };
+    assert!(left
         .iter()
         .any(|(p, why)| p == "sub/x.txt" && why.contains("symlink")));
     assert_eq!(
@@ -197,6 +200,17 @@ async fn a_directory_replaced_by_a_symlink_is_never_written_through() {
         0,
         "nothing written outside"
     );
+    assert_eq!(env.checkpoints.summaries()[0].state, "applied");
+    assert!(matches!(
+        env.checkpoints.redo(false).await,
+        Err(UndoError::NothingToRedo)
+    ));
+    // Once the directory is back, the same undo goes through.
+    std::fs::remove_file(env.path("sub")).unwrap();
+    std::fs::create_dir(env.path("sub")).unwrap();
+    env.write("sub/x.txt", "y\n");
+    env.checkpoints.undo(1, false).await.unwrap();
+    assert_eq!(env.read("sub/x.txt").unwrap(), "x\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
