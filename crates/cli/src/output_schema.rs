@@ -11,7 +11,10 @@
 //! Validation uses `boon`: it passes the JSON-Schema-Test-Suite for drafts 4 to 2020-12
 //! and adds six small crates to the tree (its URL and IDNA crates are already there);
 //! `jsonschema` with its features off adds about twenty-five. `$ref`s resolve against the
-//! schema file's own path (other local files); nothing is fetched over the network.
+//! schema file's own path (other local files); nothing is fetched over the network. A
+//! `$ref` cycle is found when the schema is loaded (`cycles.rs`), before any request.
+
+mod cycles;
 
 use saki_llm_client::{ResponseSchema, WireApi};
 use serde_json::Value;
@@ -55,6 +58,15 @@ impl OutputSchema {
         let index = compiler
             .compile(&location, &mut compiled)
             .map_err(unusable)?;
+        // boon finds a `$ref` cycle only when it validates, after the whole run.
+        if let Some(cycle) = cycles::find(&schema, Path::new(&location)) {
+            return Err(format!(
+                "--output-schema {shown}: not a usable JSON schema: a `$ref` cycle ({}) \
+                 comes back to the same place without moving into the value, so no \
+                 answer could be checked",
+                cycle.join(" → ")
+            ));
+        }
         Ok(Self {
             path: path.to_path_buf(),
             schema,

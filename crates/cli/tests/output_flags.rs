@@ -300,6 +300,72 @@ fn output_last_message_holds_the_final_message_of_a_turn_with_tools() {
 }
 
 #[test]
+fn a_ref_cycle_in_the_schema_is_a_usage_error_before_any_request() {
+    let server = MockServer::start().unwrap();
+    let cycle = r##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+        "type": "object", "properties": {"answer": {"$ref": "#/$defs/a"}}}"##;
+    let e = env_with(&[("schema.json", cycle)]);
+    e.saki()
+        .args([
+            "exec",
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &server.openai_url(),
+        ])
+        .args(["--output-schema", "schema.json", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`$ref` cycle"))
+        .stderr(predicate::str::contains("#/$defs/a"));
+    assert!(server.requests().is_empty());
+}
+
+/// A FIFO, a device or a link given as FILE stays what it is: the message is written
+/// into it (through the link), not renamed over it.
+#[test]
+fn output_last_message_writes_into_a_fifo_and_through_a_link() {
+    use std::os::unix::fs::FileTypeExt;
+    let server = MockServer::start().unwrap();
+    let e = env_with(&[]);
+    let elsewhere = e.home.path().join("elsewhere.txt");
+    std::fs::write(&elsewhere, "old").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, e.ws.join("link.txt")).unwrap();
+    server.push(Turn::text("Through the link."));
+    e.exec_llamacpp(
+        &server.openai_url(),
+        &["--output-last-message", "link.txt"],
+        "hi",
+    );
+    assert!(std::fs::symlink_metadata(e.ws.join("link.txt"))
+        .unwrap()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).unwrap(),
+        "Through the link.\n"
+    );
+
+    let fifo = e.ws.join("answer.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    server.push(Turn::text("Into the pipe."));
+    e.exec_llamacpp(
+        &server.openai_url(),
+        &["--output-last-message", "answer.fifo"],
+        "hi",
+    );
+    // First: were it replaced, the reader would wait on the old pipe for ever.
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert_eq!(reader.join().unwrap(), "Into the pipe.\n");
+}
+
+#[test]
 fn exec_shows_the_plan_on_stderr_and_as_plan_updated() {
     let plan = json!({"explanation": "two steps", "plan": [
         {"step": "Read a.txt", "status": "completed"},
