@@ -86,7 +86,11 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             Ok(r) => r,
             Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
         };
-    let _local_server = match setup::prepare(&mut resolved, &|n| eprintln!("note: {n}")).await {
+    let _local_server = match setup::prepare(&mut resolved, &|n| {
+        eprintln!("note: {}", saki_tools::sanitize::sanitize(n))
+    })
+    .await
+    {
         Ok(server) => server,
         Err(message) => return fail(json_mode, "config", &message, ExitCode::Config),
     };

@@ -5,6 +5,7 @@ use crate::args::{ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
 use crate::session;
 use crate::setup;
+use saki_tools::sanitize::sanitize;
 use saki_tui::{App, Theme};
 
 /// Flags for the interactive UI (the same as `exec` where they mean the same).
@@ -44,14 +45,14 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let workspace = match args.run.workspace() {
         Ok(w) => w,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", sanitize(&message));
             return ExitCode::Usage;
         }
     };
     let resume = match args.run.resume() {
         Ok(resume) => resume,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", sanitize(&message));
             return ExitCode::Usage;
         }
     };
@@ -68,7 +69,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", sanitize(&message));
             return ExitCode::Usage;
         }
     };
@@ -84,7 +85,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let mut resolved = resolved.map_err(|e| (ExitCode::Config, e.to_string()));
     // Before the UI takes the terminal: a local server may need seconds to start.
     let local_server = match &mut resolved {
-        Ok((r, _)) => setup::prepare(r, &|n| eprintln!("note: {n}"))
+        Ok((r, _)) => setup::prepare(r, &|n| eprintln!("note: {}", sanitize(n)))
             .await
             .map_err(|e| (ExitCode::Config, e)),
         Err(e) => Err(e.clone()),
@@ -92,7 +93,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let _local_server = match local_server {
         Ok(server) => server,
         Err((code, message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", sanitize(&message));
             return code;
         }
     };
@@ -130,7 +131,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     let (mut engine, suggestions, mcp) = match built {
         Ok(built) => built,
         Err((code, message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", sanitize(&message));
             return code;
         }
     };
