@@ -432,6 +432,7 @@ pub fn shell(
                 network: policy.network,
                 detail,
                 read_only_unasked: false,
+                speculation_overlay: false,
             }
         }
     };

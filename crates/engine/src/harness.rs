@@ -117,6 +117,7 @@ pub fn unstarted(
             network: true,
             detail: "tests".into(),
             read_only_unasked: false,
+            speculation_overlay: false,
         },
         system_prompt: "You are saki.".into(),
         prompt_builder: Arc::new(|| "You are saki.".into()),

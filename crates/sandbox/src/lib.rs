@@ -20,6 +20,8 @@ mod helper;
 #[cfg(target_os = "linux")]
 mod landlock_rules;
 #[cfg(target_os = "linux")]
+mod namespace;
+#[cfg(target_os = "linux")]
 mod seccomp;
 pub mod shell_env;
 
@@ -96,6 +98,21 @@ pub struct SandboxPolicy {
     /// and executes only from [`UnaskedReach::exec`], whatever the rest of the policy says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unasked: Option<UnaskedReach>,
+    /// Set for a speculated command: it runs in private namespaces where the workspace
+    /// root is an overlay whose writes land in the speculation's directory, with no
+    /// network ([`SandboxPolicy::for_speculation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<OverlayMount>,
+}
+
+/// The overlay a speculated command sees the workspace through: `root` over itself as
+/// the lower layer, `upper` where its writes land, `work` overlayfs' scratch directory
+/// (on `upper`'s file system, empty).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverlayMount {
+    pub root: PathBuf,
+    pub upper: PathBuf,
+    pub work: PathBuf,
 }
 
 /// `sandbox.unix_sockets`: `false` (the default: no UNIX socket at all), `true` (any), or
@@ -176,7 +193,32 @@ impl SandboxPolicy {
             network,
             unix_sockets: UnixSockets::default(),
             unasked: None,
+            overlay: None,
         }
+    }
+
+    /// The policy of a command a speculation runs ahead of the person (one not proven
+    /// read-only, in `auto-edit` or `yolo`): the unasked policy's reads, no network and
+    /// no socket at all, and the workspace `root` an overlay in a private namespace whose
+    /// writes land in `mount.upper`. Unlike an unasked command it may run what the
+    /// workspace holds (a test binary it built): nothing it runs can write outside the
+    /// overlay and its temp dir, reach the network, or read the home directory.
+    /// `None` when the session's sandbox is off.
+    pub fn for_speculation(
+        &self,
+        roots: &[PathBuf],
+        tmp: &Path,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+        home: Option<&Path>,
+        mount: OverlayMount,
+    ) -> Option<Self> {
+        let mut policy = self.for_unasked(roots, tmp, env, home)?;
+        policy.writable.push(mount.root.clone());
+        if let Some(reach) = policy.unasked.as_mut() {
+            reach.exec.push(mount.root.clone());
+        }
+        policy.overlay = Some(mount);
+        Some(policy)
     }
 
     /// The policy for a command that runs without asking (proven read-only and in scope
@@ -212,6 +254,7 @@ impl SandboxPolicy {
             network: false,
             unix_sockets: UnixSockets::All(false),
             unasked: Some(UnaskedReach { read, exec }),
+            overlay: None,
         })
     }
 }
@@ -314,6 +357,10 @@ pub struct SandboxStatus {
     /// kernel ([`SandboxPolicy::for_unasked`]).
     #[serde(default)]
     pub read_only_unasked: bool,
+    /// Whether a speculated command can run in an overlay of the workspace (the kernel
+    /// allowed the private namespaces and the overlay mount); why not, in `detail`.
+    #[serde(default)]
+    pub speculation_overlay: bool,
 }
 
 impl SandboxStatus {
@@ -360,6 +407,7 @@ pub(crate) fn enforce(policy: &SandboxPolicy) -> Result<SandboxStatus, String> {
         network: policy.network,
         detail: String::new(),
         read_only_unasked: false,
+        speculation_overlay: false,
     };
     if policy.mode == SandboxMode::Off {
         status.detail = "turned off".into();
@@ -367,6 +415,10 @@ pub(crate) fn enforce(policy: &SandboxPolicy) -> Result<SandboxStatus, String> {
     }
     #[cfg(target_os = "linux")]
     {
+        if let Some(mount) = &policy.overlay {
+            namespace::enter(mount)?;
+            status.speculation_overlay = true;
+        }
         let (enforced, detail) = landlock_rules::restrict_self(policy)?;
         status.enforced = enforced;
         status.detail = detail;
@@ -532,6 +584,7 @@ mod tests {
             network: false,
             detail: "the kernel has no Landlock".into(),
             read_only_unasked: false,
+            speculation_overlay: false,
         };
         assert_eq!(s.label(), "sandbox: none (the kernel has no Landlock)");
         s.enforced = true;
