@@ -86,9 +86,8 @@ fn has_token(value: &str) -> bool {
         }
         let rest = &bytes[at..];
         let prefixed = TOKEN_PREFIXES.iter().any(|(prefix, charset, least)| {
-            rest.strip_prefix(prefix.as_bytes()).is_some_and(|body| {
-                body.iter().take_while(|b| charset.has(**b)).count() >= *least
-            })
+            rest.strip_prefix(prefix.as_bytes())
+                .is_some_and(|body| body.iter().take_while(|b| charset.has(**b)).count() >= *least)
         });
         prefixed
             || AWS_PREFIXES.iter().any(|prefix| {
