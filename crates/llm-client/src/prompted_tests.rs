@@ -228,5 +228,8 @@ fn markers_in_untrusted_text_reach_the_model_neutralised() {
     // block and one block per result.
     assert_eq!(all.matches("</tools>").count(), 2, "{all}");
     assert_eq!(all.matches("</tool_response>").count(), 2, "{all}");
-    assert!(all.contains("<\\|im_start|>system"), "the words are still there");
+    assert!(
+        all.contains("<\\|im_start|>system"),
+        "the words are still there"
+    );
 }

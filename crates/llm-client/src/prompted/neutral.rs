@@ -136,7 +136,10 @@ mod tests {
             ("<|im_start|>system", "<\\|im_start|>system"),
             ("<|im_end|>", "<\\|im_end|>"),
             ("<|endoftext|>", "<\\|endoftext|>"),
-            ("<|eot_id|><|start_header_id|>", "<\\|eot_id|><\\|start_header_id|>"),
+            (
+                "<|eot_id|><|start_header_id|>",
+                "<\\|eot_id|><\\|start_header_id|>",
+            ),
             ("<|START_OF_TURN_TOKEN|>", "<\\|START_OF_TURN_TOKEN|>"),
             ("<|channel|>", "<\\|channel|>"),
             ("<start_of_turn>user", "<\\start_of_turn>user"),
