@@ -5,13 +5,17 @@
 use saki_llm_client::*;
 use saki_llm_worker::*;
 use saki_testkit::{MockServer, Reply, Turn};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::Notify;
 
-/// Records every context it runs with; optionally waits on a shared barrier.
+/// Records every context it runs with (and signals `started` once it has); optionally
+/// waits on a shared barrier.
 struct Probe {
     name: &'static str,
     seen: Arc<Mutex<Vec<ToolExecutionContext>>>,
+    started: Arc<Notify>,
     barrier: Option<Arc<tokio::sync::Barrier>>,
     hang: bool,
 }
@@ -33,6 +37,7 @@ impl Tool for Probe {
         ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         self.seen.lock().unwrap().push(ctx.clone());
+        self.started.notify_one();
         if let Some(b) = &self.barrier {
             b.wait().await;
         }
@@ -55,7 +60,32 @@ impl Tool for Probe {
 struct Setup {
     server: MockServer,
     seen: Arc<Mutex<Vec<ToolExecutionContext>>>,
+    /// Signalled by every probe that has recorded its context.
+    started: Arc<Notify>,
     events: Arc<Mutex<Vec<WorkerEvent>>>,
+}
+
+impl Setup {
+    /// Waits until `n` probe calls have started (recorded their context).
+    async fn probes_started(&self, n: usize) {
+        within(&format!("{n} probe calls starting"), async {
+            // Rechecked after every signal: `notify_one` keeps one wake-up for a waiter
+            // that is not yet waiting, so no start is missed.
+            while self.seen.lock().unwrap().len() < n {
+                self.started.notified().await;
+            }
+        })
+        .await;
+    }
+}
+
+/// Awaits `signal`, failing the test with what was awaited if it does not come within a
+/// minute: a missing signal is a failure, never a hang.
+async fn within<T>(what: &str, signal: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(60), signal).await {
+        Ok(value) => value,
+        Err(_) => panic!("timed out after 60 s waiting for {what}"),
+    }
 }
 
 fn setup_with(
@@ -70,12 +100,14 @@ fn setup_with(
     };
     let client = Client::new(ClientConfig::new(wire, base)).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let started = Arc::new(Notify::new());
     let mut tools = ToolServer::new();
     for name in ["alpha", "beta"] {
         tools
             .register(Arc::new(Probe {
                 name,
                 seen: seen.clone(),
+                started: started.clone(),
                 barrier: barrier.clone(),
                 hang,
             }))
@@ -89,6 +121,7 @@ fn setup_with(
         Setup {
             server,
             seen,
+            started,
             events,
         },
         worker,
@@ -384,15 +417,12 @@ async fn cancel_while_tools_run_gives_every_call_a_result() {
             .with_tool_call("c2", "beta", "{}"),
     );
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let seen = s.seen.clone();
-    tokio::spawn(async move {
-        while seen.lock().unwrap().len() < 2 {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        trigger.cancel();
+    // Cancel once both hanging calls are running.
+    let (outcome, ()) = tokio::join!(worker.run_turn("go", cancel.clone()), async {
+        s.probes_started(2).await;
+        cancel.cancel();
     });
-    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    let outcome = outcome.unwrap();
     assert_eq!(outcome.status, TurnStatus::Cancelled);
     assert_well_formed(worker.history());
     let r = results(worker.history());
@@ -403,27 +433,41 @@ async fn cancel_while_tools_run_gives_every_call_a_result() {
         .all(|x| x.2.batch_id == r[0].2.batch_id && !x.2.batch_id.is_empty()));
 }
 
+/// Signals `reached` once a text block's streamed deltas read `text`.
+struct TextReached {
+    text: &'static str,
+    reached: Arc<Notify>,
+}
+
+impl Handler<TextBlockKind> for TextReached {
+    type Scope = String;
+    fn on_event(&mut self, streamed: &mut String, event: &TextBlockEvent) {
+        if let TextBlockEvent::Delta(delta) = event {
+            streamed.push_str(delta);
+            if streamed == self.text {
+                self.reached.notify_one();
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn cancel_mid_stream_and_failed_streams_leave_history_well_formed() {
     let (s, mut worker) = setup();
     s.server
         .push(Turn::text("one two three four five").stall_after(4));
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let events = s.events.clone();
-    tokio::spawn(async move {
-        while !events
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|e| matches!(e, WorkerEvent::RequestStarted { .. }))
-        {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        trigger.cancel();
+    // Cancel mid-block: once all the text sent before the stall has streamed.
+    let streamed = Arc::new(Notify::new());
+    worker.timeline_mut().on_text_block(TextReached {
+        text: "one two three",
+        reached: streamed.clone(),
     });
-    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    let cancel = CancellationToken::new();
+    let (outcome, ()) = tokio::join!(worker.run_turn("go", cancel.clone()), async {
+        within("\"one two three\" to stream", streamed.notified()).await;
+        cancel.cancel();
+    });
+    let outcome = outcome.unwrap();
     assert_eq!(outcome.status, TurnStatus::Cancelled);
     assert_eq!(
         worker.history(),
@@ -460,6 +504,7 @@ async fn max_turns_stops_with_results_in_place() {
         .register(Arc::new(Probe {
             name: "alpha",
             seen: s.seen.clone(),
+            started: s.started.clone(),
             barrier: None,
             hang: false,
         }))
@@ -496,6 +541,7 @@ async fn tool_definitions_are_sorted_and_duplicates_refused() {
         Arc::new(Probe {
             name: "alpha",
             seen: s.seen.clone(),
+            started: s.started.clone(),
             barrier: None,
             hang: false,
         })
@@ -570,9 +616,11 @@ async fn a_tool_that_panics_is_an_error_result_and_the_turn_goes_on() {
     assert_eq!(s.server.requests().len(), 2);
 }
 
-/// An approval that is never answered, and a record of post-call hooks.
+/// An approval that is never answered (signalling `asking` once asked), and a record of
+/// post-call hooks.
 struct NeverAnswers {
     asked: Arc<Mutex<usize>>,
+    asking: Arc<Notify>,
     post: Arc<Mutex<usize>>,
 }
 
@@ -580,6 +628,7 @@ struct NeverAnswers {
 impl Interceptor for NeverAnswers {
     async fn pre_tool_call(&self, _call: &ToolCallInfo) -> ToolAction {
         *self.asked.lock().unwrap() += 1;
+        self.asking.notify_one();
         std::future::pending().await
     }
     async fn post_tool_call(&self, _result: &ToolResultInfo) {
@@ -591,9 +640,11 @@ impl Interceptor for NeverAnswers {
 async fn cancel_while_an_approval_is_asked_stops_the_batch_and_runs_no_hook() {
     let (s, mut worker) = setup_with(WireApi::Chat, None, false);
     let asked = Arc::new(Mutex::new(0));
+    let asking = Arc::new(Notify::new());
     let post = Arc::new(Mutex::new(0));
     worker.add_interceptor(Arc::new(NeverAnswers {
         asked: asked.clone(),
+        asking: asking.clone(),
         post: post.clone(),
     }));
     s.server.push(
@@ -602,15 +653,13 @@ async fn cancel_while_an_approval_is_asked_stops_the_batch_and_runs_no_hook() {
             .with_tool_call("c2", "beta", "{}"),
     );
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let waiting = asked.clone();
-    tokio::spawn(async move {
-        while *waiting.lock().unwrap() == 0 {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        trigger.cancel();
+    // Cancel while the first approval is being asked.
+    let (outcome, ()) = tokio::join!(worker.run_turn("go", cancel.clone()), async {
+        // `notify_one` keeps the signal if the approval was asked before this waits.
+        within("the approval to be asked", asking.notified()).await;
+        cancel.cancel();
     });
-    let outcome = worker.run_turn("go", cancel).await.unwrap();
+    let outcome = outcome.unwrap();
     assert_eq!(outcome.status, TurnStatus::Cancelled);
     assert_well_formed(worker.history());
     let r = results(worker.history());
