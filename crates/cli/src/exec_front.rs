@@ -199,9 +199,10 @@ impl ExecFront {
             EngineEvent::Accepted {
                 items,
                 files,
+                commands_run,
                 saved_ms,
                 pipelined,
-            } => return self.accepted(&items, &files, saved_ms, pipelined),
+            } => return self.accepted(&items, &files, commands_run, saved_ms, pipelined),
             EngineEvent::Status(_)
             | EngineEvent::Tokens(_)
             | EngineEvent::TurnStarted
@@ -295,8 +296,10 @@ impl ExecFront {
             suggestion,
             outcome,
             reason,
+            boundary,
             items,
             files,
+            ..
         } = ended;
         let reason = reason.unwrap_or_default();
         match outcome {
@@ -309,7 +312,8 @@ impl ExecFront {
                 ),
             ),
             SpecOutcome::Boundary => self.note(
-                json!({"type": "speculation.boundary", "suggestion": suggestion, "reason": reason}),
+                json!({"type": "speculation.boundary", "suggestion": suggestion,
+                    "reason": boundary.unwrap_or("limit"), "detail": reason}),
                 format!("[speculation] boundary: {reason}; running it as a normal turn"),
             ),
             SpecOutcome::Aborted => self.note(
@@ -335,6 +339,7 @@ impl ExecFront {
         &mut self,
         items: &[Item],
         files: &[String],
+        commands_run: usize,
         saved_ms: u64,
         pipelined: Option<String>,
     ) -> Next {
@@ -342,7 +347,8 @@ impl ExecFront {
         let text = self.suggestion.clone().unwrap_or_default();
         self.note(
             json!({"type": "speculation.accepted", "suggestion": text,
-                "files_applied": files, "time_saved_ms": saved_ms}),
+                "files_applied": files, "commands_run": commands_run,
+                "time_saved_ms": saved_ms}),
             format!(
                 "[speculation] accepted: {} files applied{}, {:.1} s saved",
                 files.len(),

@@ -421,7 +421,16 @@ pub fn shell(
                 Some(p) => saki_sandbox::probe(&saki, p).is_ok_and(|s| s.read_only_unasked),
                 None => false,
             };
+            let overlay =
+                probe_speculation_overlay(&saki, &policy, workspace, &runtime, home.as_deref());
+            match &overlay {
+                Ok(()) => status.speculation_overlay = true,
+                Err(why) => tracing::debug!(why, "speculated commands cannot run in an overlay"),
+            }
             runtime.set_sandbox(saki, &policy, unasked.as_ref());
+            if overlay.is_ok() {
+                runtime.allow_speculation_overlay(workspace.roots(), home.as_deref());
+            }
             status
         }
         Err(detail) => {
@@ -441,6 +450,58 @@ pub fn shell(
     workspace.set_output_cap(resolved.tool_output_max_bytes);
     workspace.set_web(resolved.web_fetch.settings());
     Ok((Arc::new(workspace), status))
+}
+
+/// Whether a speculated command can run in an overlay of the workspace here: the helper
+/// mounts one over a throwaway upper layer where speculations keep theirs (the upper
+/// layer's file system must take it), in namespaces that end with the probe.
+fn probe_speculation_overlay(
+    saki: &Path,
+    policy: &SandboxPolicy,
+    workspace: &Workspace,
+    runtime: &ShellRuntime,
+    home: Option<&Path>,
+) -> Result<(), String> {
+    let base = saki_read_ahead::overlay::default_base();
+    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("saki-probe-")
+        .tempdir_in(&base)
+        .map_err(|e| format!("{}: {e}", base.display()))?;
+    let upper = scratch.path().join("upper");
+    let work = scratch.path().join("work");
+    for dir in [&upper, &work] {
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mount = saki_sandbox::OverlayMount {
+        root: workspace.root().to_path_buf(),
+        upper,
+        work,
+    };
+    let env = |name: &str| {
+        runtime
+            .env()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, value)| std::ffi::OsString::from(value))
+    };
+    let speculation = policy
+        .for_speculation(workspace.roots(), runtime.tmp_unasked(), &env, home, mount)
+        .ok_or("the sandbox is off")?;
+    let status = saki_sandbox::probe(saki, &speculation);
+    // overlayfs leaves its scratch directory without permissions; the temp dir's
+    // removal needs to read it.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(
+        scratch.path().join("work/work"),
+        std::fs::Permissions::from_mode(0o700),
+    );
+    let status = status?;
+    if status.speculation_overlay && status.enforced {
+        Ok(())
+    } else {
+        Err(status.detail)
+    }
 }
 
 /// `~/x` under `home`; any other path as it is.

@@ -202,6 +202,11 @@ pub struct SpeculationEnded {
     pub suggestion: String,
     pub outcome: SpecOutcome,
     pub reason: Option<String>,
+    /// At a boundary, its kind: `network`, `sensitive_path`, `out_of_scope`,
+    /// `sandbox_denied`, `overlay_unavailable`, `approval_mode` or `limit`.
+    pub boundary: Option<&'static str>,
+    /// Shell commands it ran in an overlay of the workspace.
+    pub commands_run: usize,
     /// Items it produced, and the files written in its overlay.
     pub items: usize,
     pub files: Vec<String>,
@@ -241,6 +246,8 @@ pub enum EngineEvent {
     Accepted {
         items: Vec<Item>,
         files: Vec<String>,
+        /// Shell commands the speculation ran (their files are among `files`).
+        commands_run: usize,
         saved_ms: u64,
         /// The next suggestion, shown at once.
         pipelined: Option<String>,

@@ -177,6 +177,8 @@ impl Engine {
                     suggestion: text.to_owned(),
                     outcome: SpecOutcome::Discarded,
                     reason: Some(e.to_string()),
+                    boundary: None,
+                    commands_run: 0,
                     items: 0,
                     files: Vec::new(),
                 }));
@@ -212,6 +214,7 @@ impl Engine {
         self.send(EngineEvent::Accepted {
             items: accepted.items,
             files,
+            commands_run: accepted.commands_run,
             saved_ms,
             pipelined: pipelined.clone(),
         });
@@ -402,6 +405,8 @@ impl Engine {
             suggestion: speculation.suggestion.clone(),
             outcome,
             reason: speculation.reason.clone(),
+            boundary: speculation.boundary.map(|b| b.as_str()),
+            commands_run: speculation.commands_run,
             items: speculation.items.len(),
             files: speculation
                 .written_files()

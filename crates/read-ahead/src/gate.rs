@@ -25,10 +25,49 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateDecision {
-    /// Run the call with this input JSON (paths rewritten).
-    Allow { input: String },
+    /// Run the call with this input JSON (paths rewritten); `overlay`: a shell command
+    /// not proven read-only, which runs in an overlay of the workspace.
+    Allow { input: String, overlay: bool },
     /// Stop the speculation before this call.
-    Boundary { reason: String },
+    Boundary { reason: String, kind: BoundaryKind },
+}
+
+/// Why a speculation stopped where it did, for scripts (`speculation.boundary`'s
+/// `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundaryKind {
+    /// The call needs the network (a package install, `git fetch`, `curl`, web tools).
+    Network,
+    /// It writes (or wrote) a file that makes tools run code: `.git/`, `.saki/`, ...
+    SensitivePath,
+    /// It names paths outside the workspace, or reads the environment.
+    OutOfScope,
+    /// A command failed because the sandbox stopped it; it runs for real after accept.
+    SandboxDenied,
+    /// Commands cannot run in an overlay here (the kernel refused the namespace or the
+    /// mount, or there is no sandbox helper).
+    OverlayUnavailable,
+    /// The approval mode keeps it for the person (a write in `default` or `plan`, a tool
+    /// that needs the person whatever the mode).
+    ApprovalMode,
+    /// A limit: a loop, too many turns or items, an answer that is no answer, a result
+    /// only the main loop may judge, a change accept cannot apply yet.
+    Limit,
+}
+
+impl BoundaryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoundaryKind::Network => "network",
+            BoundaryKind::SensitivePath => "sensitive_path",
+            BoundaryKind::OutOfScope => "out_of_scope",
+            BoundaryKind::SandboxDenied => "sandbox_denied",
+            BoundaryKind::OverlayUnavailable => "overlay_unavailable",
+            BoundaryKind::ApprovalMode => "approval_mode",
+            BoundaryKind::Limit => "limit",
+        }
+    }
 }
 
 /// A decision before it is turned into JSON. What runs is always the parsed value the
@@ -36,11 +75,16 @@ pub enum GateDecision {
 /// tool's parser could otherwise see a different value than the gate did.
 enum Verdict {
     Allow(Value),
-    Boundary(String),
+    InOverlay(Value),
+    Boundary(BoundaryKind, String),
 }
 
 fn boundary(reason: impl Into<String>) -> Verdict {
-    Verdict::Boundary(reason.into())
+    Verdict::Boundary(BoundaryKind::ApprovalMode, reason.into())
+}
+
+fn boundary_of(kind: BoundaryKind, reason: impl Into<String>) -> Verdict {
+    Verdict::Boundary(kind, reason.into())
 }
 
 #[derive(Clone, Copy)]
@@ -65,19 +109,38 @@ impl ToolGate {
     }
 
     /// Decides one call; `input_json` is the call's arguments as the model wrote them,
-    /// or as the schema check repaired them.
-    /// Arguments the gate cannot read are a boundary: it cannot tell where they lead.
+    /// The overlay the gate writes into.
+    pub fn overlay(&self) -> &Arc<OverlayFs> {
+        &self.overlay
+    }
+
     /// Says that the allowed call `call_id` runs with nobody asked: a shell command then
-    /// gets the read-only sandbox, whatever the classifier thought of it. Every speculated
-    /// call is unasked.
-    pub fn mark_unasked(&self, name: &str, call_id: &str) {
-        if name == "shell" {
-            if let Some(runtime) = self.overlay.workspace().shell_runtime() {
-                runtime.mark_unasked(call_id);
+    /// gets the read-only sandbox, whatever the classifier thought of it, or, when
+    /// `overlay`, the overlay's (its writes land in the speculation's directory). Every
+    /// speculated call is unasked. False when the overlay cannot be had.
+    pub fn mark_unasked(&self, name: &str, call_id: &str, overlay: bool) -> bool {
+        if name != "shell" {
+            return true;
+        }
+        let Some(runtime) = self.overlay.workspace().shell_runtime() else {
+            return !overlay;
+        };
+        if !overlay {
+            runtime.mark_unasked(call_id);
+            return true;
+        }
+        match self.overlay.command_mount() {
+            Ok(mount) => runtime.mark_speculated(call_id, mount),
+            Err(e) => {
+                tracing::debug!(error = %e, "no overlay mount for a speculated command");
+                false
             }
         }
     }
 
+    /// The decision for a call, its arguments as the model wrote them or as the schema
+    /// check repaired them. Arguments the gate cannot read are a boundary: it cannot
+    /// tell where they lead.
     pub fn check(&self, name: &str, input_json: &str) -> GateDecision {
         let verdict = match serde_json::from_str::<Value>(input_json) {
             Ok(input) => self.decide(name, &input),
@@ -86,10 +149,15 @@ impl ToolGate {
         match verdict {
             Verdict::Allow(input) => GateDecision::Allow {
                 input: input.to_string(),
+                overlay: false,
             },
-            Verdict::Boundary(reason) => {
+            Verdict::InOverlay(input) => GateDecision::Allow {
+                input: input.to_string(),
+                overlay: true,
+            },
+            Verdict::Boundary(kind, reason) => {
                 tracing::debug!(tool = name, reason, "speculation boundary");
-                GateDecision::Boundary { reason }
+                GateDecision::Boundary { reason, kind }
             }
         }
     }
@@ -99,7 +167,7 @@ impl ToolGate {
             "read_file" => self.rewrite(name, input, PathUse::Read, true),
             "ls" | "glob" | "grep" => self.rewrite(name, input, PathUse::View, false),
             "edit" | "write_file" => match self.sensitive(input) {
-                Some(reason) => boundary(reason),
+                Some(reason) => boundary_of(BoundaryKind::SensitivePath, reason),
                 None => match self.mode {
                     ApprovalMode::AutoEdit | ApprovalMode::Yolo => {
                         self.rewrite(name, input, PathUse::Write, true)
@@ -109,13 +177,14 @@ impl ToolGate {
                     }
                 },
             },
-            "shell" => shell(input, self.overlay.workspace()),
+            "shell" => self.shell(input),
             saki_tools::plan::TOOL_NAME => Verdict::Allow(input.clone()),
             // The overlay records writes only; a deletion waits for the person.
             "delete_file" => boundary("delete_file is not run ahead".to_owned()),
-            "web_fetch" | "web_search" => boundary(format!(
-                "{name} needs network access, which the person must allow"
-            )),
+            "web_fetch" | "web_search" => boundary_of(
+                BoundaryKind::Network,
+                format!("{name} needs network access, which the person must allow"),
+            ),
             // A server's "read-only" is its own word, and its effects are outside the
             // overlay: nothing written before accept cannot be promised for it.
             _ if name.starts_with(saki_tools::mcp_approval::MCP_PREFIX) => boundary(format!(
@@ -161,28 +230,60 @@ impl ToolGate {
     }
 }
 
-fn shell(input: &Value, workspace: &Workspace) -> Verdict {
-    let Some(command) = input.get("command").and_then(Value::as_str) else {
-        return boundary("shell call without a command");
-    };
-    match classify(command) {
-        Safety::ReadOnly => {
-            let scope = check_scope(command, workspace);
-            if scope.in_scope() {
-                Verdict::Allow(input.clone())
-            } else {
-                boundary(format!(
+impl ToolGate {
+    /// A command proven read-only and in scope runs as it is (in the read-only
+    /// sandbox). In `auto-edit` and `yolo`, where writes go to the overlay anyway, any
+    /// other command in scope that needs no network runs in an overlay of the workspace;
+    /// everything else is a boundary, named.
+    fn shell(&self, input: &Value) -> Verdict {
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return boundary("shell call without a command");
+        };
+        let workspace = self.overlay.workspace();
+        let scope = check_scope(command, workspace);
+        let safety = classify(command);
+        if safety == Safety::ReadOnly && scope.in_scope() {
+            return Verdict::Allow(input.clone());
+        }
+        if !matches!(self.mode, ApprovalMode::AutoEdit | ApprovalMode::Yolo) {
+            return boundary(format!(
+                "shell command {} needs approval in {} mode",
+                short(command),
+                self.mode
+            ));
+        }
+        if let Some(what) = crate::network::needs_network(command) {
+            return boundary_of(
+                BoundaryKind::Network,
+                format!(
+                    "shell command {} needs the network ({what})",
+                    short(command)
+                ),
+            );
+        }
+        if !scope.in_scope() {
+            return boundary_of(
+                BoundaryKind::OutOfScope,
+                format!(
                     "shell command {} needs the person: {}",
                     short(command),
                     scope.problems().join("; ")
-                ))
-            }
+                ),
+            );
         }
-        Safety::Write => boundary(format!("shell command writes: {}", short(command))),
-        Safety::Unknown => boundary(format!(
-            "shell command not provably read-only: {}",
-            short(command)
-        )),
+        let overlay_ok = workspace
+            .shell_runtime()
+            .is_some_and(|r| r.speculation_overlay());
+        if !overlay_ok {
+            return boundary_of(
+                BoundaryKind::OverlayUnavailable,
+                format!(
+                    "shell command {} writes, and commands cannot run in an overlay here",
+                    short(command)
+                ),
+            );
+        }
+        Verdict::InOverlay(input.clone())
     }
 }
 
@@ -274,11 +375,13 @@ impl SpeculationTools {
     /// Checks the call and runs it if allowed; `input_json` as the model wrote it.
     pub async fn call(&self, name: &str, input_json: &str, ctx: ToolExecutionContext) -> GatedCall {
         match self.gate.check(name, input_json) {
-            GateDecision::Allow { input } => {
-                self.gate.mark_unasked(name, &ctx.call_id);
+            GateDecision::Allow { input, overlay } => {
+                if !self.gate.mark_unasked(name, &ctx.call_id, overlay) {
+                    return GatedCall::Boundary("no overlay for the command".into());
+                }
                 GatedCall::Ran(self.server.call_tool(name, &input, ctx).await)
             }
-            GateDecision::Boundary { reason } => GatedCall::Boundary(reason),
+            GateDecision::Boundary { reason, .. } => GatedCall::Boundary(reason),
         }
     }
 }

@@ -15,20 +15,25 @@
 //!   stand-in of the same definition, so a call to one reaches the gate (a boundary)
 //!   instead of failing as an unknown tool.
 
-use crate::gate::{GateDecision, ToolGate};
+use crate::gate::{BoundaryKind, GateDecision, ToolGate};
+use crate::overlay::Unaccepted;
 use saki_llm_client::{CancellationToken, ToolDefinition};
 use saki_llm_worker::hook::{HookDecision, Hooks};
 use saki_llm_worker::{
     Interceptor, Tool, ToolAction, ToolCallInfo, ToolError, ToolExecutionContext, ToolOutput,
     ToolServer,
 };
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Ends a speculation's turn from inside it, keeping why.
+/// Ends a speculation's turn from inside it, keeping why; also where the turn's
+/// boundary kind and the commands it ran are counted.
 #[derive(Debug, Default, Clone)]
 pub struct Stopper {
     token: CancellationToken,
     reason: Arc<Mutex<Option<String>>>,
+    kind: Arc<Mutex<Option<BoundaryKind>>>,
+    commands: Arc<AtomicUsize>,
 }
 
 impl Stopper {
@@ -36,7 +41,7 @@ impl Stopper {
     pub fn new(cancel: &CancellationToken) -> Self {
         Self {
             token: cancel.child_token(),
-            reason: Arc::default(),
+            ..Self::default()
         }
     }
 
@@ -46,12 +51,32 @@ impl Stopper {
     }
 
     /// Stops the turn; the first reason given is kept.
-    pub fn stop(&self, reason: String) {
+    pub fn stop(&self, kind: BoundaryKind, reason: String) {
+        self.note(kind);
         self.reason
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get_or_insert(reason);
         self.token.cancel();
+    }
+
+    /// Records the kind of a boundary the turn stops at by other means (an
+    /// interceptor's `Stop`); the first is kept.
+    pub fn note(&self, kind: BoundaryKind) {
+        self.kind
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(kind);
+    }
+
+    /// The kind of the boundary the turn stopped at, if one was recorded.
+    pub fn kind(&self) -> Option<BoundaryKind> {
+        *self.kind.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Shell commands the speculation ran.
+    pub fn commands_run(&self) -> usize {
+        self.commands.load(Ordering::SeqCst)
     }
 
     /// Why it stopped the turn, if it did.
@@ -67,25 +92,40 @@ impl Stopper {
 pub struct GateInterceptor {
     pub gate: Arc<ToolGate>,
     pub hooks: Option<Hooks>,
+    pub stopper: Stopper,
 }
 
 #[async_trait::async_trait]
 impl Interceptor for GateInterceptor {
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
-        if let GateDecision::Boundary { reason } = self.gate.check(&call.name, &call.arguments) {
-            return ToolAction::Stop(reason);
-        }
+        let overlay = match self.gate.check(&call.name, &call.arguments) {
+            GateDecision::Boundary { reason, kind } => {
+                self.stopper.note(kind);
+                return ToolAction::Stop(reason);
+            }
+            GateDecision::Allow { overlay, .. } => overlay,
+        };
         // The hook sees the input as the model meant it (workspace paths), not the
         // overlay's rewrite.
         if let Some(hooks) = self.hooks.as_ref().filter(|h| !h.is_empty()) {
             if let HookDecision::Block(reason) = hooks.pre_speculated_call(call).await {
+                self.stopper.note(BoundaryKind::ApprovalMode);
                 return ToolAction::Stop(format!(
                     "a PreToolUse hook blocked `{}`: {reason}",
                     call.name
                 ));
             }
         }
-        self.gate.mark_unasked(&call.name, &call.ctx.call_id);
+        if !self
+            .gate
+            .mark_unasked(&call.name, &call.ctx.call_id, overlay)
+        {
+            self.stopper.note(BoundaryKind::OverlayUnavailable);
+            return ToolAction::Stop(format!(
+                "`{}` would run in an overlay of the workspace, which cannot be mounted",
+                call.name
+            ));
+        }
         ToolAction::Allow
     }
 }
@@ -123,21 +163,68 @@ impl Tool for GatedTool {
     ) -> Result<ToolOutput, ToolError> {
         let name = self.inner.name();
         match self.gate.check(name, input) {
-            GateDecision::Allow { input } => {
+            GateDecision::Allow { input, overlay } => {
                 let output = self.inner.execute(&input, ctx).await?;
                 if !output.images.is_empty() {
-                    self.stopper.stop(format!("`{name}` returned an image"));
+                    self.stopper
+                        .stop(BoundaryKind::Limit, format!("`{name}` returned an image"));
+                }
+                if overlay {
+                    self.after_command(&output.content);
                 }
                 Ok(output)
             }
             // The interceptor stops such a call before it runs; the overlay changed in
             // between (a parallel call of the batch) is the only way here.
-            GateDecision::Boundary { reason } => {
-                self.stopper.stop(reason.clone());
+            GateDecision::Boundary { reason, kind } => {
+                self.stopper.stop(kind, reason.clone());
                 Err(ToolError::Failed(format!("not run: {reason}")))
             }
         }
     }
+}
+
+impl GatedTool {
+    /// After a command ran in the overlay: what it wrote joins the overlay's files, and
+    /// a change accept cannot take, or a failure the sandbox caused, stops the
+    /// speculation (the command runs for real after the person accepts).
+    fn after_command(&self, output: &str) {
+        self.stopper.commands.fetch_add(1, Ordering::SeqCst);
+        if let Err(unaccepted) = self.gate.overlay().absorb_commands() {
+            let (kind, what) = match unaccepted {
+                Unaccepted::Sensitive(path) => (BoundaryKind::SensitivePath, path),
+                Unaccepted::Deletion(path) => (BoundaryKind::Limit, format!("removed {path}")),
+            };
+            self.stopper
+                .stop(kind, format!("a speculated command changed {what}"));
+            return;
+        }
+        if let Some(sign) = sandbox_denied(output) {
+            self.stopper.stop(
+                BoundaryKind::SandboxDenied,
+                format!("a speculated command failed where the sandbox stopped it ({sign})"),
+            );
+        }
+    }
+}
+
+/// What in a failed command's output says the sandbox stopped it (a denied write or
+/// connect, no network), if anything.
+fn sandbox_denied(output: &str) -> Option<&'static str> {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Network is unreachable",
+        "Could not resolve host",
+        "Temporary failure in name resolution",
+        "Name or service not known",
+        "nodename nor servname",
+    ];
+    if output.trim_end().ends_with("[exit code: 0]") {
+        return None;
+    }
+    SIGNS.iter().copied().find(|sign| output.contains(sign))
 }
 
 /// A tool the main request offers that the speculation cannot run: its definition, so

@@ -7,6 +7,7 @@ pub mod cost;
 pub mod fork;
 pub mod gate;
 pub mod gated;
+mod network;
 pub mod overlay;
 pub mod pairing;
 pub mod speculation;
@@ -20,7 +21,9 @@ pub use fork::{
     generate_suggestion, generate_suggestion_with, suggestion_allowed, CacheSafeParams,
     CacheSafeStore, ForkError, SuggestionPrompt,
 };
-pub use gate::{speculation_tool_server, GateDecision, GatedCall, SpeculationTools, ToolGate};
+pub use gate::{
+    speculation_tool_server, BoundaryKind, GateDecision, GatedCall, SpeculationTools, ToolGate,
+};
 pub use overlay::{
     cleanup_stale, default_base, recover_applies, ApplyError, ApplyReport, FileApply, OverlayError,
     OverlayFs, RolledBack, JOURNAL_DIR,

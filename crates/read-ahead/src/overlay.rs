@@ -14,13 +14,18 @@
 //! Files are keyed by their canonical path relative to the primary workspace root, so
 //! `./src/app.rs`, `src/../src/app.rs` and a symlink to it are one file, and a symlink
 //! that leads outside the workspace is outside. Deletions are not modelled.
+//!
+//! Speculated shell commands write into the same directory through an overlayfs mount
+//! (`commands.rs`): the file tools and the commands see one tree.
 
 mod apply;
 mod base;
+mod commands;
 mod journal;
 
 pub use apply::{ApplyError, ApplyReport, FileApply};
 pub use base::{cleanup_stale, default_base};
+pub use commands::Unaccepted;
 pub use journal::{recover as recover_applies, RolledBack, JOURNAL_DIR};
 
 use apply::Original;
@@ -267,6 +272,7 @@ impl OverlayFs {
     /// Deletes the overlay directory.
     pub fn abort(mut self) -> Result<(), OverlayError> {
         self.finished = true;
+        self.remove_work_dir();
         match std::fs::remove_dir_all(&self.dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&self.dir)(e)),
             _ => Ok(()),
@@ -277,6 +283,7 @@ impl OverlayFs {
     /// `saki-kept-<pid>-<n>`, which [`cleanup_stale`] never removes, and returned.
     pub fn keep(mut self) -> PathBuf {
         self.finished = true;
+        self.remove_work_dir();
         let kept = base::kept_name(&self.dir);
         match std::fs::rename(&self.dir, &kept) {
             Ok(()) => kept,
@@ -304,6 +311,7 @@ impl Drop for OverlayFs {
         if self.finished {
             return;
         }
+        self.remove_work_dir();
         if let Err(e) = std::fs::remove_dir_all(&self.dir) {
             if e.kind() != std::io::ErrorKind::NotFound {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "cannot remove overlay");

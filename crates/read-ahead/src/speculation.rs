@@ -3,7 +3,7 @@
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
 use crate::fork::{generate_suggestion_with, CacheSafeParams, ForkError, SuggestionPrompt};
-use crate::gate::{speculation_tool_server, ToolGate};
+use crate::gate::{speculation_tool_server, BoundaryKind, ToolGate};
 use crate::gated::{gated_server, GateInterceptor, Stopper};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
@@ -57,6 +57,10 @@ pub struct Speculation {
     pub status: SpeculationStatus,
     /// Why it stopped at a boundary or was aborted.
     pub reason: Option<String>,
+    /// At a boundary: of which kind.
+    pub boundary: Option<BoundaryKind>,
+    /// Shell commands it ran in an overlay of the workspace.
+    pub commands_run: usize,
     /// The speculated history: the suggestion as a user item, then the model's items.
     pub items: Vec<Item>,
     pub elapsed: Duration,
@@ -114,6 +118,8 @@ pub struct Accepted {
     pub applied: ApplyReport,
     /// How long the speculation ran: the wait the person skipped.
     pub time_saved: Duration,
+    /// Shell commands it ran (their files are among `applied`).
+    pub commands_run: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +182,7 @@ pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted,
         items: std::mem::take(&mut speculation.items),
         applied,
         time_saved: speculation.elapsed,
+        commands_run: speculation.commands_run,
     })
 }
 
@@ -243,6 +250,8 @@ impl Speculator {
             suggestion: suggestion.to_owned(),
             status: SpeculationStatus::Running,
             reason: None,
+            boundary: None,
+            commands_run: 0,
             items: vec![Item::user(suggestion)],
             elapsed: Duration::ZERO,
             overlay: None,
@@ -255,11 +264,13 @@ impl Speculator {
                 return speculation;
             }
         };
-        let (status, reason, items) = self.speculate(params, suggestion, &overlay, &cancel).await;
-        speculation.status = status;
-        speculation.reason = reason;
-        if !items.is_empty() {
-            speculation.items = items;
+        let ended = self.speculate(params, suggestion, &overlay, &cancel).await;
+        speculation.status = ended.status;
+        speculation.reason = ended.reason;
+        speculation.boundary = ended.boundary;
+        speculation.commands_run = ended.commands_run;
+        if !ended.items.is_empty() {
+            speculation.items = ended.items;
         }
         speculation.overlay = Arc::try_unwrap(overlay).ok();
         speculation.elapsed = started.elapsed();
@@ -323,7 +334,7 @@ impl Speculator {
         suggestion: &str,
         overlay: &Arc<OverlayFs>,
         cancel: &CancellationToken,
-    ) -> (SpeculationStatus, Option<String>, Vec<Item>) {
+    ) -> Ended {
         let stopper = Stopper::new(cancel);
         let gate = Arc::new(ToolGate::new(self.mode, overlay.clone()));
         let tools = speculation_tool_server(self.workspace.clone(), overlay.clone());
@@ -341,6 +352,7 @@ impl Speculator {
         worker.add_interceptor(Arc::new(GateInterceptor {
             gate,
             hooks: self.hooks.clone(),
+            stopper: stopper.clone(),
         }));
         let pending = Arc::new(AtomicBool::new(false));
         worker.set_observer(self.observer(&stopper, &pending));
@@ -348,6 +360,8 @@ impl Speculator {
         let items = worker.history()[params.history.len()..].to_vec();
         self.usage_done(&pending);
         let (status, reason) = match outcome {
+            // Stopped from inside while a request was on its way.
+            Err(_) if stopper.reason().is_some() => (SpeculationStatus::Boundary, stopper.reason()),
             Err(e) => (SpeculationStatus::Aborted, Some(e.to_string())),
             Ok(outcome) => match outcome.status {
                 TurnStatus::Completed { .. } | TurnStatus::Incomplete => {
@@ -371,7 +385,15 @@ impl Speculator {
                 }
             },
         };
-        (status, reason, items)
+        let boundary = (status == SpeculationStatus::Boundary)
+            .then(|| stopper.kind().unwrap_or(BoundaryKind::Limit));
+        Ended {
+            status,
+            reason,
+            items,
+            boundary,
+            commands_run: stopper.commands_run(),
+        }
     }
 
     /// Counts the speculation's requests and tokens as background work, and stops it
@@ -394,7 +416,10 @@ impl Speculator {
             WorkerEvent::Committed(_)
                 if committed.fetch_add(1, Ordering::SeqCst) + 1 > MAX_SPECULATION_MESSAGES =>
             {
-                stopper.stop(format!("more than {MAX_SPECULATION_MESSAGES} messages"));
+                stopper.stop(
+                    BoundaryKind::Limit,
+                    format!("more than {MAX_SPECULATION_MESSAGES} messages"),
+                );
             }
             _ => {}
         })
@@ -408,6 +433,15 @@ impl Speculator {
                 .record(BackgroundKind::Speculation, &UsageEvent::default(), wire);
         }
     }
+}
+
+/// How a speculation's turn ended.
+struct Ended {
+    status: SpeculationStatus,
+    reason: Option<String>,
+    items: Vec<Item>,
+    boundary: Option<BoundaryKind>,
+    commands_run: usize,
 }
 
 /// Why the end of a completed turn is not an answer a person could be shown as the

@@ -17,6 +17,7 @@ pub mod mcp_approval;
 pub mod plan;
 pub mod sanitize;
 pub mod shell;
+pub mod shell_runtime;
 pub mod state;
 pub mod suggest;
 pub mod web_fetch;

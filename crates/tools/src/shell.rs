@@ -8,14 +8,13 @@
 //! way it gets the scrubbed environment of [`saki_sandbox::shell_env`].
 
 use crate::common::{parse_args, prefix_at_boundary, suffix_at_boundary};
+pub use crate::shell_runtime::{Mark, ShellRuntime, ShellRuntimeError};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
-use saki_sandbox::shell_env::{self, ShellEnvConfig, ShellEnvError};
-use saki_sandbox::{SandboxPolicy, HELPER_SUBCOMMAND};
+use saki_sandbox::shell_env::{self, ShellEnvConfig};
+use saki_sandbox::HELPER_SUBCOMMAND;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -25,118 +24,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 
 pub struct Shell(pub Arc<Workspace>);
-
-/// How shell commands run in a session: their environment, private temp dirs (0700,
-/// removed with the runtime), and the sandbox helper.
-#[derive(Debug)]
-pub struct ShellRuntime {
-    env: Vec<(String, String)>,
-    tmp: tempfile::TempDir,
-    /// The temp dir of commands that run unasked: not the approved commands' one, so
-    /// nothing an unasked command leaves there is met by a later approved one.
-    tmp_unasked: tempfile::TempDir,
-    sandbox: Option<Launcher>,
-    /// Calls let through without asking anyone, by call id (see [`Self::mark_unasked`]).
-    unasked: Mutex<HashSet<String>>,
-}
-
-#[derive(Debug)]
-struct Launcher {
-    program: PathBuf,
-    policy_json: String,
-    /// The policy of a command that runs unasked (`None`: the sandbox is off).
-    unasked_json: Option<String>,
-}
-
-/// Marks kept at most; past it the oldest are forgotten (a marked call that never ran,
-/// denied by a later interceptor, leaves its mark behind).
-const MAX_UNASKED_MARKS: usize = 4096;
-
-impl ShellRuntime {
-    /// A runtime with the environment `config` builds from saki's own, without the
-    /// variables named in `key_names` (the providers' API keys), and no sandbox.
-    pub fn new(config: &ShellEnvConfig, key_names: &[String]) -> Result<Self, ShellRuntimeError> {
-        let temp_dir = |prefix: &str| {
-            tempfile::Builder::new()
-                .prefix(prefix)
-                .tempdir()
-                .map_err(ShellRuntimeError::TempDir)
-        };
-        let tmp = temp_dir("saki-shell-")?;
-        let tmp_unasked = temp_dir("saki-shell-ro-")?;
-        let mut env = config.build(std::env::vars(), key_names)?;
-        let tmp_str = tmp.path().to_string_lossy().into_owned();
-        for (name, value) in shell_env::unattended(&tmp_str) {
-            env.retain(|(n, _)| n != name);
-            env.push((name.to_owned(), value));
-        }
-        Ok(Self {
-            env,
-            tmp,
-            tmp_unasked,
-            sandbox: None,
-            unasked: Mutex::new(HashSet::new()),
-        })
-    }
-
-    /// Runs commands through `program sandbox-exec` (the saki binary) with `policy`, and
-    /// those that run unasked with `unasked` ([`SandboxPolicy::for_unasked`]).
-    pub fn set_sandbox(
-        &mut self,
-        program: PathBuf,
-        policy: &SandboxPolicy,
-        unasked: Option<&SandboxPolicy>,
-    ) {
-        self.sandbox = Some(Launcher {
-            program,
-            policy_json: serde_json::to_string(policy).unwrap_or_default(),
-            unasked_json: unasked.and_then(|p| serde_json::to_string(p).ok()),
-        });
-    }
-
-    /// The private temp dir commands get as `TMPDIR`.
-    pub fn tmp(&self) -> &Path {
-        self.tmp.path()
-    }
-
-    /// The temp dir of commands that run unasked.
-    pub fn tmp_unasked(&self) -> &Path {
-        self.tmp_unasked.path()
-    }
-
-    /// Says that the call `call_id` runs without anyone having been asked (a command
-    /// proven read-only and in scope): it gets the unasked policy, whatever the
-    /// classifier thought of it. Whoever lets a shell call through unasked (the approval
-    /// policy, the speculation gate) marks it before it runs.
-    pub fn mark_unasked(&self, call_id: &str) {
-        let mut marks = self.unasked.lock().unwrap_or_else(PoisonError::into_inner);
-        if marks.len() >= MAX_UNASKED_MARKS {
-            marks.clear();
-        }
-        marks.insert(call_id.to_owned());
-    }
-
-    /// Whether `call_id` was marked unasked; the mark is used up.
-    pub fn take_unasked(&self, call_id: &str) -> bool {
-        self.unasked
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(call_id)
-    }
-
-    /// The environment commands run with.
-    pub fn env(&self) -> &[(String, String)] {
-        &self.env
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ShellRuntimeError {
-    #[error("cannot create the private temp dir for shell commands: {0}")]
-    TempDir(std::io::Error),
-    #[error(transparent)]
-    Env(#[from] ShellEnvError),
-}
 
 #[derive(Deserialize)]
 struct ShellArgs {
@@ -267,15 +154,14 @@ impl Tool for Shell {
                 .clamp(1, MAX_TIMEOUT_SECS),
         );
         let runtime = self.0.shell_runtime();
-        let launcher = runtime.and_then(|r| r.sandbox.as_ref());
-        let unasked = runtime.is_some_and(|r| r.take_unasked(&ctx.call_id));
+        let launcher = runtime.and_then(|r| r.launcher());
+        let mark = runtime.and_then(|r| r.take_mark(&ctx.call_id));
+        let unasked = mark.is_some();
         let mut command = match launcher {
-            Some(l) => {
-                let policy = match (&l.unasked_json, unasked) {
-                    (Some(json), true) => json,
-                    _ => &l.policy_json,
-                };
-                let mut c = tokio::process::Command::new(&l.program);
+            Some((program, session_policy)) => {
+                let own = runtime.and_then(|r| r.policy_for(mark.as_ref()));
+                let policy = own.as_deref().unwrap_or(session_policy);
+                let mut c = tokio::process::Command::new(program);
                 c.args([HELPER_SUBCOMMAND, "--policy", policy, "--"]);
                 c.arg("bash");
                 c
@@ -285,7 +171,7 @@ impl Tool for Shell {
         command.arg("-c").arg(&args.command).env_clear();
         match runtime {
             Some(r) => {
-                command.envs(r.env.iter().map(|(k, v)| (k, v)));
+                command.envs(r.env().iter().map(|(k, v)| (k, v)));
                 if unasked {
                     for (name, value) in shell_env::unattended(&r.tmp_unasked().to_string_lossy()) {
                         command.env(name, value);

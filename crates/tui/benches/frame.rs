@@ -173,6 +173,7 @@ fn accept_frames(rounds: usize) -> Figures {
             EngineEvent::Accepted {
                 items,
                 files: vec!["src/lib.rs".into()],
+                commands_run: 0,
                 saved_ms: 3000,
                 pipelined: Some("commit it".into()),
             },

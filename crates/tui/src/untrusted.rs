@@ -49,6 +49,7 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         EngineEvent::Accepted {
             items,
             mut files,
+            commands_run,
             saved_ms,
             mut pipelined,
         } => {
@@ -57,6 +58,7 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
             EngineEvent::Accepted {
                 items: items.into_iter().map(item_of).collect(),
                 files,
+                commands_run,
                 saved_ms,
                 pipelined,
             }

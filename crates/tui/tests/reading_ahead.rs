@@ -72,6 +72,7 @@ fn accepted(prompt: &str, path: &str, batch: &str, pipelined: Option<&str>) -> E
             },
         ],
         files: vec![path.into()],
+        commands_run: 0,
         saved_ms: 1500,
         pipelined: pipelined.map(str::to_owned),
     }

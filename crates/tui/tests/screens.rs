@@ -323,6 +323,7 @@ fn accepted_speculation() {
                 },
             ],
             files: vec!["tests/parse.rs".into()],
+            commands_run: 0,
             saved_ms: 4200,
             pipelined: Some("commit the change".into()),
         },

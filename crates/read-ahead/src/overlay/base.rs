@@ -70,7 +70,16 @@ pub(super) fn kept_name(dir: &Path) -> PathBuf {
     dir.with_file_name(format!("{KEPT_PREFIX}{name}"))
 }
 
+/// The scratch directory overlayfs needs beside an overlay (on its file system) when
+/// speculated commands run in it: `saki-overlay-<pid>-<n>.work`.
+pub(super) fn work_name(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".work");
+    dir.with_file_name(name)
+}
+
 fn overlay_pid(name: &str) -> Option<u32> {
+    let name = name.strip_suffix(".work").unwrap_or(name);
     let (pid, n) = name.strip_prefix(PREFIX)?.split_once('-')?;
     n.parse::<u64>().ok()?;
     pid.parse().ok()
@@ -117,6 +126,7 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(overlay_pid("saki-overlay-123-4"), Some(123));
+        assert_eq!(overlay_pid("saki-overlay-123-4.work"), Some(123));
         assert_eq!(overlay_pid("saki-overlay-123"), None);
         assert_eq!(overlay_pid("saki-overlay-x-1"), None);
         assert_eq!(overlay_pid("saki-kept-123-4"), None);

@@ -126,6 +126,7 @@ impl App {
                 files,
                 saved_ms,
                 pipelined,
+                ..
             } => {
                 for item in &items {
                     self.transcript.commit(item);

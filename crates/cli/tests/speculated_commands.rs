@@ -1,0 +1,251 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Speculated shell commands run to the end in an overlay of the workspace (auto-edit):
+//! what they write lands only on accept, a deletion never touches the real tree, the
+//! network is not there, a write outside is a boundary before it runs. The real `saki
+//! sandbox-exec` helper mounts the overlay; where the kernel refuses the namespace the
+//! tests check that every such command is a boundary instead.
+
+use saki_llm_client::{CancellationToken, Client, ClientConfig, WireApi};
+use saki_llm_worker::{Item, WorkerConfig};
+use saki_read_ahead::{accept, BoundaryKind, CacheSafeParams, SpeculationStatus, Speculator};
+use saki_sandbox::shell_env::ShellEnvConfig;
+use saki_sandbox::{OverlayMount, SandboxMode, SandboxPolicy};
+use saki_testkit::{MockServer, Turn};
+use saki_tools::{ApprovalMode, ShellRuntime, Workspace};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    base: PathBuf,
+    workspace: Arc<Workspace>,
+    overlay: bool,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (ws, base) = (root.join("ws"), root.join("overlays"));
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(ws.join("src/lib.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        ws.join("script.py"),
+        "open('out.txt', 'w').write('computed\\n')\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join(".gitignore"), "build/\n").unwrap();
+    let mut workspace = Workspace::new(&ws).unwrap();
+    let mut runtime = ShellRuntime::new(&ShellEnvConfig::default(), &[]).unwrap();
+    let policy = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        workspace.roots(),
+        runtime.tmp(),
+        None,
+        &[],
+        false,
+    );
+    let env = |name: &str| std::env::var_os(name);
+    let unasked = policy.for_unasked(workspace.roots(), runtime.tmp_unasked(), &env, None);
+    let saki: PathBuf = env!("CARGO_BIN_EXE_saki").into();
+    // Probe the overlay the way a session does: a throwaway upper layer.
+    let probe_dir = tempfile::tempdir_in(&base).unwrap();
+    let (upper, work) = (probe_dir.path().join("u"), probe_dir.path().join("w"));
+    std::fs::create_dir_all(&upper).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let mount = OverlayMount {
+        root: ws.clone(),
+        upper,
+        work,
+    };
+    let probe = policy
+        .for_speculation(workspace.roots(), runtime.tmp_unasked(), &env, None, mount)
+        .and_then(|p| saki_sandbox::probe(&saki, &p).ok());
+    let overlay = probe
+        .as_ref()
+        .is_some_and(|s| s.speculation_overlay && s.enforced);
+    runtime.set_sandbox(saki, &policy, unasked.as_ref());
+    if overlay {
+        runtime.allow_speculation_overlay(workspace.roots(), None);
+    } else {
+        eprintln!("the kernel refuses the overlay here: {probe:?}");
+    }
+    workspace.set_shell_runtime(Arc::new(runtime));
+    Fixture {
+        _dir: dir,
+        ws,
+        base,
+        workspace: Arc::new(workspace),
+        overlay,
+    }
+}
+
+impl Fixture {
+    fn speculator(&self, server: &MockServer) -> Speculator {
+        let client = Client::new(ClientConfig::new(WireApi::Chat, server.openai_url())).unwrap();
+        let mut s = Speculator::new(
+            client,
+            "fast",
+            ApprovalMode::AutoEdit,
+            self.workspace.clone(),
+        );
+        s.overlay_base = self.base.clone();
+        s.worker = WorkerConfig::new("fast");
+        s
+    }
+
+    fn params(&self) -> CacheSafeParams {
+        let tools = saki_tools::builtin_server(self.workspace.clone()).unwrap();
+        CacheSafeParams {
+            system: Some("sys".into()),
+            tools: tools.definitions(),
+            history: vec![
+                Item::user("look at the project"),
+                Item::AssistantText {
+                    text: "It adds numbers.".into(),
+                },
+            ],
+            model: "fast".into(),
+            ..Default::default()
+        }
+    }
+}
+
+fn shell(command: &str) -> Turn {
+    Turn::new().with_tool_call("c1", "shell", json!({ "command": command }).to_string())
+}
+
+fn no_overlay_mounts_left() {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(!mounts.contains("saki-overlay"), "{mounts}");
+}
+
+#[tokio::test]
+async fn a_speculated_script_that_writes_a_file_lands_only_on_accept() {
+    let f = fixture();
+    let server = MockServer::start().unwrap();
+    server.push(shell(
+        "python3 script.py && cat out.txt && mkdir -p build && echo o > build/x.o",
+    ));
+    server.push(Turn::text("The script wrote out.txt."));
+    let spec = f
+        .speculator(&server)
+        .run(&f.params(), "run the script", CancellationToken::new())
+        .await;
+    if !f.overlay {
+        assert_eq!(spec.status, SpeculationStatus::Boundary);
+        assert_eq!(spec.boundary, Some(BoundaryKind::OverlayUnavailable));
+        return;
+    }
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?} {:?}",
+        spec.reason,
+        spec.items
+    );
+    assert_eq!(spec.commands_run, 1);
+    let result = spec
+        .items
+        .iter()
+        .find_map(|i| match i {
+            Item::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        result.contains("computed"),
+        "the command saw its own write: {result}"
+    );
+    assert!(
+        !f.ws.join("out.txt").exists(),
+        "nothing lands before accept"
+    );
+    no_overlay_mounts_left();
+    let accepted = accept(spec, "run the script").unwrap();
+    assert_eq!(accepted.commands_run, 1);
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("out.txt")).unwrap(),
+        "computed\n"
+    );
+    assert!(
+        !f.ws.join("build").exists(),
+        "ignored build output is dropped, not applied"
+    );
+}
+
+#[tokio::test]
+async fn a_speculated_rm_rf_never_touches_the_real_tree() {
+    let f = fixture();
+    let server = MockServer::start().unwrap();
+    server.push(shell("rm -rf src && ls"));
+    server.push(Turn::text("Removed src."));
+    let spec = f
+        .speculator(&server)
+        .run(&f.params(), "remove src", CancellationToken::new())
+        .await;
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Boundary,
+        "{:?}",
+        spec.reason
+    );
+    assert!(
+        f.ws.join("src/lib.py").is_file(),
+        "the real tree is untouched"
+    );
+    assert!(accept(spec, "remove src").is_err());
+    assert!(f.ws.join("src/lib.py").is_file());
+}
+
+#[tokio::test]
+async fn a_speculated_command_reaches_no_listener_on_loopback() {
+    let f = fixture();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = MockServer::start().unwrap();
+    server.push(shell(&format!(
+        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'"
+    )));
+    server.push(Turn::text("Connected."));
+    let spec = f
+        .speculator(&server)
+        .run(&f.params(), "check the server", CancellationToken::new())
+        .await;
+    assert_ne!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.items
+    );
+    assert!(
+        listener.accept().is_err(),
+        "no connection reached the listener"
+    );
+}
+
+#[tokio::test]
+async fn a_write_outside_the_workspace_is_a_boundary_before_it_runs() {
+    let f = fixture();
+    let outside = f.ws.parent().unwrap().join("outside.txt");
+    let server = MockServer::start().unwrap();
+    server.push(shell("echo x > ../outside.txt"));
+    server.push(Turn::text("Done."));
+    let spec = f
+        .speculator(&server)
+        .run(&f.params(), "write it", CancellationToken::new())
+        .await;
+    assert_eq!(spec.status, SpeculationStatus::Boundary);
+    assert_eq!(
+        spec.boundary,
+        Some(BoundaryKind::OutOfScope),
+        "{:?}",
+        spec.reason
+    );
+    assert_eq!(spec.commands_run, 0);
+    assert!(!outside.exists());
+    assert!(!Path::new(&outside).exists());
+}
