@@ -5,6 +5,8 @@
 //! sandbox-exec` helper mounts the overlay; where the kernel refuses the namespace the
 //! tests check that every such command is a boundary instead.
 
+mod common;
+
 use saki_llm_client::{CancellationToken, Client, ClientConfig, WireApi};
 use saki_llm_worker::{Item, WorkerConfig};
 use saki_read_ahead::{accept, BoundaryKind, CacheSafeParams, SpeculationStatus, Speculator};
@@ -248,4 +250,71 @@ async fn a_write_outside_the_workspace_is_a_boundary_before_it_runs() {
     assert_eq!(spec.commands_run, 0);
     assert!(!outside.exists());
     assert!(!Path::new(&outside).exists());
+}
+
+/// Pids of processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .collect()
+}
+
+#[test]
+fn a_saki_killed_mid_speculation_leaves_no_process_behind() {
+    let e = common::env_with(&[("a.txt", "alpha\n")]);
+    let marker = format!("saki-kill-marker-{}", std::process::id());
+    let server = MockServer::start().unwrap();
+    let call = |id: &str, name: &str, args: serde_json::Value| {
+        Turn::new().with_tool_call(id, name, args.to_string())
+    };
+    server.push(call("c1", "read_file", json!({"path": "a.txt"})));
+    server.push(Turn::text(
+        "a.txt says alpha. Type `run the slow check` next.",
+    ));
+    server.push(Turn::text("run the slow check"));
+    server.push(call(
+        "s1",
+        "shell",
+        json!({"command": format!("sleep 300; echo {marker}")}),
+    ));
+    let mut saki = e
+        .cmd()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .args([
+            "exec",
+            "--json",
+            "--follow-ups",
+            "1",
+            "--approval",
+            "auto-edit",
+        ])
+        .args([
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "main",
+            "--fast-model",
+            "fast",
+        ])
+        .arg("what does a.txt say?")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let found = common::wait_for_value("the speculated command to run", || {
+        let pids = processes_with(&marker);
+        (!pids.is_empty()).then_some(pids)
+    });
+    assert!(!found.is_empty());
+    saki.kill().unwrap();
+    saki.wait().unwrap();
+    common::wait_for("every process of the speculation to end", || {
+        processes_with(&marker).is_empty()
+    });
 }

@@ -390,6 +390,10 @@ impl Worker {
         let mut unknown_call_answered = false;
         let mut require_real_call = false;
         loop {
+            // Cancelled while the last batch ran: no request goes out.
+            if cancel.is_cancelled() {
+                return Ok(usage.outcome(TurnStatus::Cancelled, requests));
+            }
             if requests >= self.config.max_turns {
                 return Ok(usage.outcome(TurnStatus::MaxTurns, requests));
             }
