@@ -10,6 +10,7 @@ use saki_pod::{LoadedSession, SessionStore, StoreError};
 use saki_tools::sanitize::sanitize;
 use saki_undo::objects::Objects;
 use saki_undo::ops::{self, log_note, model_note, short};
+use saki_undo::restore::uncertain_why;
 use saki_undo::{journal_path, store_dir, Journal, UndoError};
 use serde_json::json;
 use std::path::PathBuf;
@@ -33,7 +34,9 @@ pub struct UndoArgs {
     /// Put back what the last undo took back.
     #[arg(long)]
     pub redo: bool,
-    /// Overwrite files that changed since the turn (they are named either way).
+    /// Overwrite files that changed since the turn, and restore files a command changed
+    /// without naming them (you may have saved them while it ran); they are named
+    /// either way.
     #[arg(long, conflicts_with = "list")]
     pub force: bool,
     /// With --list: one JSON object per checkpoint.
@@ -155,6 +158,7 @@ fn list(loaded: &LoadedSession, journal: &Journal, json_mode: bool) -> ExitCode 
                 "state": s.state,
                 "files": s.files,
                 "not_saved": s.skipped.iter().map(|(p, why)| json!({"path": p, "why": why})).collect::<Vec<_>>(),
+                "needs_force": s.uncertain.iter().map(|(p, command)| json!({"path": p, "command": command})).collect::<Vec<_>>(),
             });
             println!("{line}");
         }
@@ -183,6 +187,13 @@ fn list(loaded: &LoadedSession, journal: &Journal, json_mode: bool) -> ExitCode 
                 "           not saved: {}: {}",
                 sanitize(path),
                 sanitize(why)
+            );
+        }
+        for (path, command) in &s.uncertain {
+            println!(
+                "           needs --force: {}: {}",
+                sanitize(path),
+                sanitize(&uncertain_why(command))
             );
         }
     }

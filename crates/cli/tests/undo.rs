@@ -171,3 +171,55 @@ fn a_forced_undo_that_restores_nothing_leaves_the_turn_applied() {
     let log = std::fs::read_to_string(&env.session_files()[0]).unwrap();
     assert!(!log.contains(r#""type":"undo""#), "{log}");
 }
+
+/// A file a command changed without naming it may be the person's save while it ran
+/// (saki cannot tell): `saki undo` names it with the command and writes nothing, the
+/// list marks it, and `--force` takes the whole turn back.
+#[test]
+fn a_file_a_command_changed_without_naming_it_is_undone_only_with_force() {
+    let env = env_with(&[
+        ("notes.txt", "draft\n"),
+        ("gen.sh", "echo generated > notes.txt\n"),
+        ("a.txt", "old\n"),
+    ]);
+    let server = MockServer::start().unwrap();
+    let command = r#"{"command":"sh gen.sh && echo new > a.txt"}"#;
+    server.push(Turn::new().with_tool_call("c1", "shell", command));
+    server.push(Turn::text("Done."));
+    run_exec(&env, &server, "generate");
+    let notes = env.ws.join("notes.txt");
+    let a = env.ws.join("a.txt");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "generated\n");
+
+    let (code, out, err) = undo(&env, &["--list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("needs --force: notes.txt"), "{out}");
+    let (_, json, _) = undo(&env, &["--list", "--json"]);
+    let line: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        line["needs_force"],
+        serde_json::json!([{"path": "notes.txt", "command": "sh gen.sh && echo new > a.txt"}])
+    );
+
+    let (code, _, err) = undo(&env, &[]);
+    assert_eq!(code, 9, "{err}");
+    assert!(
+        err.contains("notes.txt: changed while `sh gen.sh && echo new > a.txt` ran")
+            && err.contains("cannot tell whether the command or you changed it")
+            && err.contains("--force")
+            && err.contains("cargo fmt"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "generated\n");
+    assert_eq!(
+        std::fs::read_to_string(&a).unwrap(),
+        "new\n",
+        "nothing undone"
+    );
+
+    let (code, out, err) = undo(&env, &["--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("overwritten (--force): notes.txt"), "{out}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "draft\n");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "old\n");
+}

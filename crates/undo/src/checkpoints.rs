@@ -40,8 +40,12 @@ pub struct Checkpoints {
 enum Need {
     Nothing,
     File(String),
-    /// A shell command that is not proven read-only (its text), or an unknown tool.
-    Scan(Option<String>),
+    /// A shell command that is not proven read-only (its text), or an unknown tool
+    /// (its name).
+    Scan {
+        tool: String,
+        command: Option<String>,
+    },
 }
 
 fn need(call: &ToolCallInfo) -> Need {
@@ -65,9 +69,15 @@ fn need(call: &ToolCallInfo) -> Need {
         if classify(command) == Safety::ReadOnly {
             return Need::Nothing;
         }
-        return Need::Scan(Some(command.to_owned()));
+        return Need::Scan {
+            tool: call.name.clone(),
+            command: Some(command.to_owned()),
+        };
     }
-    Need::Scan(None)
+    Need::Scan {
+        tool: call.name.clone(),
+        command: None,
+    }
 }
 
 impl Checkpoints {
@@ -281,10 +291,10 @@ impl Interceptor for Checkpoints {
         match need(call) {
             Need::Nothing => {}
             Need::File(path) => {
-                self.blocking(move |t| t.before_tool(&path)).await;
+                self.blocking(move |t| t.before_tool(&batch, &path)).await;
             }
-            Need::Scan(command) => {
-                self.blocking(move |t| t.batch_starts(&batch, command.as_deref()))
+            Need::Scan { tool, command } => {
+                self.blocking(move |t| t.batch_starts(&batch, &tool, command.as_deref()))
                     .await;
             }
         }
@@ -299,7 +309,7 @@ impl Interceptor for Checkpoints {
             Need::File(path) => {
                 self.blocking(move |t| t.after_tool(&path)).await;
             }
-            Need::Scan(_) => {
+            Need::Scan { .. } => {
                 self.blocking(move |t| t.batch_ends(&batch)).await;
             }
         }

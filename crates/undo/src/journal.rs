@@ -63,6 +63,11 @@ pub struct FileRecord {
     pub before: Option<FileState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<FileState>,
+    /// The command (shortened) that was running when the scan found this change at a
+    /// path it does not name: the command or the person may have made it. Absent in
+    /// journals written before this was recorded, which are read as certain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncertain: Option<String>,
 }
 
 /// One path's change within a checkpoint. `after` is `None` until saki saw the result
@@ -71,6 +76,10 @@ pub struct FileRecord {
 pub struct PathChange {
     pub before: FileState,
     pub after: Option<FileState>,
+    /// Some record of the path was uncertain (see [`FileRecord::uncertain`]); the
+    /// first such command. One is enough: the before-image an undo restores is older
+    /// than that command, so it would overwrite whatever the person saved meanwhile.
+    pub uncertain: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -185,6 +194,9 @@ impl Journal {
                                 if f.after.is_some() {
                                     change.after = f.after;
                                 }
+                                if change.uncertain.is_none() {
+                                    change.uncertain = f.uncertain;
+                                }
                             }
                             None => {
                                 if let Some(before) = f.before {
@@ -193,6 +205,7 @@ impl Journal {
                                         PathChange {
                                             before,
                                             after: f.after,
+                                            uncertain: f.uncertain,
                                         },
                                     );
                                 }
@@ -342,6 +355,7 @@ mod tests {
                     path: "x.txt".into(),
                     before: Some(file(before)),
                     after: Some(file(after)),
+                    uncertain: None,
                 }],
             })
             .unwrap();
@@ -352,6 +366,7 @@ mod tests {
                 path: "../evil".into(),
                 before: Some(FileState::Absent),
                 after: None,
+                uncertain: None,
             }],
         })
         .unwrap();
@@ -361,6 +376,41 @@ mod tests {
         assert_eq!(cp.files["x.txt"].before, file("a"));
         assert_eq!(cp.files["x.txt"].after, Some(file("c")));
         assert_eq!(again.undoable().count(), 1);
+    }
+
+    #[test]
+    fn uncertainty_sticks_and_a_record_without_it_is_certain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = journal_path(dir.path(), "s1").unwrap();
+        let hash = "a".repeat(64);
+        let lines = [
+            r#"{"type":"checkpoint","seq":1,"turn":1,"prompt":"p","time":0}"#.to_owned(),
+            format!(
+                r#"{{"type":"files","seq":1,"files":[{{"path":"old.txt","before":{{"kind":"absent"}},"after":{{"kind":"file","hash":"{hash}","size":1,"mode":420}}}}]}}"#
+            ),
+        ];
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut j = Journal::load(path.clone());
+        assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+        assert_eq!(j.get(1).unwrap().files["old.txt"].uncertain, None);
+        for uncertain in [None, Some("cargo fmt"), None] {
+            j.append(Record::Files {
+                seq: 1,
+                files: vec![FileRecord {
+                    path: "x.txt".into(),
+                    before: Some(file("a")),
+                    after: Some(file("b")),
+                    uncertain: uncertain.map(str::to_owned),
+                }],
+            })
+            .unwrap();
+        }
+        let again = Journal::load(path.clone());
+        let change = &again.get(1).unwrap().files["x.txt"];
+        assert_eq!(change.uncertain.as_deref(), Some("cargo fmt"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("uncertain").count(), 1, "{text}");
     }
 
     #[test]

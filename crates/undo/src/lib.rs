@@ -134,13 +134,30 @@ fn nothing_restored_text(redo: bool, left: &[(String, String)]) -> String {
 }
 
 fn conflicts_text(conflicts: &[Conflict]) -> String {
-    let mut text =
-        String::from("not undone: files changed since the turn (--force overwrites them)");
+    let uncertain = conflicts.iter().filter(|c| c.uncertain).count();
+    let mut text = String::from(if uncertain == 0 {
+        "not undone: files changed since the turn (--force overwrites them)"
+    } else if uncertain == conflicts.len() {
+        "not undone: saki cannot tell who changed these files, the command or you \
+         (--force restores them anyway)"
+    } else {
+        "not undone: files changed since the turn, or by a command or you \
+         (--force overwrites them)"
+    });
     for c in conflicts.iter().take(20) {
         text.push_str(&format!("\n  {}: {}", c.path, c.why));
     }
     if conflicts.len() > 20 {
         text.push_str(&format!("\n  and {} more", conflicts.len() - 20));
+    }
+    if uncertain > 0 {
+        // The common case is no one's edit at all: say so, or people will think undo
+        // is broken after every `cargo fmt`.
+        text.push_str(
+            "\n  a command that changes files it does not name (a formatter such as \
+             `cargo fmt`, a code generator) can only be undone with --force: your own save \
+             while it ran would look the same",
+        );
     }
     text
 }

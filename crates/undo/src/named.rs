@@ -13,7 +13,58 @@ const MAX_NAMES: usize = 64;
 
 /// Workspace-relative paths `command` may name, normalized, inside `root` only.
 pub fn named_paths(command: &str, root: &Path) -> Vec<String> {
+    named(command, root).paths
+}
+
+/// What a command names, and which of those names are only the directory it works in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Named {
+    /// Every named path (also the directories entered), 64 at most.
+    pub paths: Vec<String>,
+    /// Directories the command only `cd`s into. A change below one is not one the
+    /// command named: `cd web && npm test` names no file under `web/`.
+    pub entered: Vec<String>,
+}
+
+impl Named {
+    /// Whether the command names `rel`: the path itself, or a directory above it that
+    /// it names as a word (`rm -rf build`, `mv lib src`, `sed -i … src/*.rs`).
+    pub fn covers(&self, rel: &str) -> bool {
+        if self.paths.iter().any(|p| p == rel) {
+            return true;
+        }
+        let mut dir = rel;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            if self.paths.iter().any(|p| p == parent) && !self.entered.iter().any(|e| e == parent) {
+                return true;
+            }
+            dir = parent;
+        }
+        false
+    }
+
+    /// Adds another command's names (one batch may run several).
+    pub fn extend(&mut self, other: Named) {
+        // A directory one command enters and another names as a word is named.
+        let as_word = |n: &Named, rel: &String| n.paths.contains(rel) && !n.entered.contains(rel);
+        let mut entered = Vec::new();
+        for rel in self.entered.iter().chain(&other.entered) {
+            if !as_word(self, rel) && !as_word(&other, rel) {
+                push(&mut entered, rel.clone());
+            }
+        }
+        for rel in other.paths {
+            push(&mut self.paths, rel);
+        }
+        self.entered = entered;
+    }
+}
+
+/// [`named_paths`], with the directories entered told apart.
+pub fn named(command: &str, root: &Path) -> Named {
     let mut out: Vec<String> = Vec::new();
+    let mut entered: Vec<String> = Vec::new();
+    let mut as_word: Vec<String> = Vec::new();
     let mut cwd: Option<String> = None;
     let mut after_cd = false;
     for word in words(command) {
@@ -22,6 +73,7 @@ pub fn named_paths(command: &str, root: &Path) -> Vec<String> {
             cwd = normalize(root, None, &word);
             if let Some(dir) = &cwd {
                 push(&mut out, dir.clone());
+                push(&mut entered, dir.clone());
             }
             continue;
         }
@@ -31,10 +83,12 @@ pub fn named_paths(command: &str, root: &Path) -> Vec<String> {
         }
         for part in candidates(&word) {
             if let Some(rel) = normalize(root, None, part) {
+                push(&mut as_word, rel.clone());
                 push(&mut out, rel);
             }
             if let Some(dir) = cwd.as_deref() {
                 if let Some(rel) = normalize(root, Some(dir), part) {
+                    push(&mut as_word, rel.clone());
                     push(&mut out, rel);
                 }
             }
@@ -44,7 +98,11 @@ pub fn named_paths(command: &str, root: &Path) -> Vec<String> {
         }
     }
     out.truncate(MAX_NAMES);
-    out
+    entered.retain(|e| !as_word.contains(e) && out.contains(e));
+    Named {
+        paths: out,
+        entered,
+    }
 }
 
 fn push(out: &mut Vec<String>, rel: String) {
@@ -166,6 +224,20 @@ mod tests {
             ["tool", "dist/app.js", "gen/x.rs"]
         );
         assert_eq!(named_paths("rm target/*.o", root), ["rm", "target"]);
+    }
+
+    #[test]
+    fn a_named_directory_covers_what_is_under_it_an_entered_one_does_not() {
+        let root = Path::new("/w");
+        let n = named("mv lib src && cd web && npm test", root);
+        assert!(n.covers("src/deep/b.rs") && n.covers("lib") && n.covers("web"));
+        assert!(!n.covers("web/src/app.ts"), "{n:?}");
+        assert!(!n.covers("srcx/a.rs") && !n.covers("Cargo.toml"));
+        assert!(named("cd web && rm -rf ../web/dist", root).covers("web/dist/a.js"));
+        assert!(!named("cargo fmt", root).covers("src/lib.rs"));
+        let mut batch = named("cd web && npm test", root);
+        batch.extend(named("prettier --write web", root));
+        assert!(batch.covers("web/src/app.ts"), "another command names web");
     }
 
     #[test]

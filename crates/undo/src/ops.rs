@@ -263,6 +263,8 @@ pub struct Summary {
     pub files: Vec<String>,
     /// Paths that cannot be restored, and why.
     pub skipped: Vec<(String, String)>,
+    /// Paths restored only with `--force`, and the command that ran when they changed.
+    pub uncertain: Vec<(String, String)>,
     pub state: &'static str,
 }
 
@@ -279,6 +281,10 @@ pub fn summaries(journal: &Journal) -> Vec<Summary> {
             time: c.time,
             files: c.changed().map(|(p, _)| p.clone()).collect(),
             skipped: c.skipped.clone(),
+            uncertain: c
+                .changed()
+                .filter_map(|(p, change)| Some((p.clone(), change.uncertain.clone()?)))
+                .collect(),
             state: if c.dropped {
                 "dropped"
             } else if c.undone.is_some() {

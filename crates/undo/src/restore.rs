@@ -19,6 +19,9 @@ pub struct Target {
     pub path: String,
     pub expect: Option<FileState>,
     pub to: FileState,
+    /// A command ran when the change was found, at a path it does not name: it or the
+    /// person made it (the command, shortened). Written only when forced.
+    pub uncertain: Option<String>,
 }
 
 /// Which way to go through checkpoints.
@@ -31,16 +34,23 @@ pub enum Direction {
 }
 
 /// The targets for `checkpoints` (oldest first) taken together: per path, the state the
-/// oldest found and the state the newest left.
+/// oldest found and the state the newest left; uncertain when any of them is, since the
+/// state written skips over that change either way.
 pub fn plan(checkpoints: &[&Checkpoint], direction: Direction) -> Vec<Target> {
     let mut first: BTreeMap<&str, FileState> = BTreeMap::new();
     let mut last: BTreeMap<&str, Option<FileState>> = BTreeMap::new();
+    let mut uncertain: BTreeMap<&str, String> = BTreeMap::new();
     for cp in checkpoints {
         for (path, change) in cp.changed() {
             first
                 .entry(path.as_str())
                 .or_insert_with(|| change.before.clone());
             last.insert(path.as_str(), change.after.clone());
+            if let Some(command) = &change.uncertain {
+                uncertain
+                    .entry(path.as_str())
+                    .or_insert_with(|| command.clone());
+            }
         }
     }
     first
@@ -55,17 +65,21 @@ pub fn plan(checkpoints: &[&Checkpoint], direction: Direction) -> Vec<Target> {
                 path: path.to_owned(),
                 expect,
                 to,
+                uncertain: uncertain.get(path).cloned(),
             })
         })
         .collect()
 }
 
 /// A path the person (or something else) changed since the turn, or that cannot be
-/// written safely.
+/// written safely, or whose change the turn may not have made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
     pub path: String,
     pub why: String,
+    /// Nothing changed it since; but saki cannot tell whether the command named in
+    /// `why` or the person made the turn's change there.
+    pub uncertain: bool,
 }
 
 /// What a restore did.
@@ -102,17 +116,33 @@ pub fn check(
                 Err(why) => Some(why),
             },
         };
+        // A change since is the stronger reason; without one, an uncertain change is
+        // still not the turn's for sure.
+        let (why, uncertain) = match (why, &target.uncertain) {
+            (Some(why), _) => (Some(why), false),
+            (None, Some(command)) => (Some(uncertain_why(command)), true),
+            (None, None) => (None, false),
+        };
         // Already holding what it would get is no conflict: nothing to write.
         if let Some(why) = why {
             if !holds(root, &target.path, &target.to).unwrap_or(false) {
                 conflicts.push(Conflict {
                     path: target.path.clone(),
                     why,
+                    uncertain,
                 });
             }
         }
     }
     (conflicts, unrestorable)
+}
+
+/// Why an uncertain change is not restored unless forced.
+pub fn uncertain_why(command: &str) -> String {
+    format!(
+        "changed while `{command}` ran, which does not name it: saki cannot tell whether the \
+         command or you changed it"
+    )
 }
 
 fn unrestorable_why(to: &FileState, objects: &Objects) -> Option<String> {

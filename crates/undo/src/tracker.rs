@@ -18,6 +18,8 @@ mod shadow;
 #[cfg(test)]
 mod tests;
 
+use batch::Batch;
+
 /// How far before a command's start a change still counts as its own: file timestamps
 /// come from the kernel's coarse clock, which lags the one `now_ns` reads.
 const CLOCK_SLACK_NS: i64 = 20_000_000;
@@ -49,17 +51,9 @@ struct Turn {
     notes: Vec<String>,
     refreshed: bool,
     batch: Option<Batch>,
-}
-
-/// One batch of calls that may change files beyond what they name.
-struct Batch {
-    id: String,
-    started_ns: i64,
-    /// Paths the commands name that the scan does not cover (ignored by `.gitignore`),
-    /// as they were before the batch ran.
-    named: BTreeMap<String, (FileState, Option<StatKey>)>,
-    named_dirs: Vec<String>,
-    scanned: bool,
+    /// Paths a file tool wrote, and the batch it ran in: the scan after a command in
+    /// that batch finds the write too, and it is the tool's, not uncertain.
+    tool_written: BTreeMap<String, String>,
 }
 
 pub(crate) struct Tracker {
@@ -182,6 +176,7 @@ impl Tracker {
             notes: Vec::new(),
             refreshed: false,
             batch: None,
+            tool_written: BTreeMap::new(),
         });
     }
 
@@ -206,6 +201,7 @@ impl Tracker {
                 notes: Vec::new(),
                 refreshed: true,
                 batch: None,
+                tool_written: BTreeMap::new(),
             });
         }
     }
@@ -228,10 +224,13 @@ impl Tracker {
         }
     }
 
-    /// A file tool is about to write `arg`: its before-image.
-    pub fn before_tool(&mut self, arg: &str) {
+    /// A file tool of batch `batch` is about to write `arg`: its before-image.
+    pub fn before_tool(&mut self, batch: &str, arg: &str) {
         if let Some(rel) = self.tool_path(arg) {
-            self.before_paths(&[rel]);
+            self.before_paths(std::slice::from_ref(&rel));
+            if let Some(turn) = self.turn.as_mut() {
+                turn.tool_written.insert(rel, batch.to_owned());
+            }
         }
     }
 
@@ -254,7 +253,7 @@ impl Tracker {
                 continue;
             }
             let before = self.current(rel);
-            self.record(rel, Some(before), None);
+            self.record(rel, Some(before), None, None);
         }
     }
 
@@ -264,7 +263,7 @@ impl Tracker {
         }
         for rel in rels {
             let after = self.current(rel);
-            self.record(rel, None, Some(after));
+            self.record(rel, None, Some(after), None);
         }
     }
 
@@ -294,8 +293,14 @@ impl Tracker {
     }
 
     /// Records one path's change in the turn's checkpoint: the first before-image wins,
-    /// the last result wins.
-    fn record(&mut self, rel: &str, before: Option<FileState>, after: Option<FileState>) {
+    /// the last result wins. `uncertain`: the command that, or the person who, made it.
+    fn record(
+        &mut self,
+        rel: &str,
+        before: Option<FileState>,
+        after: Option<FileState>,
+        uncertain: Option<String>,
+    ) {
         self.ensure_turn();
         let Some(seq) = self.ensure_checkpoint() else {
             return;
@@ -344,6 +349,7 @@ impl Tracker {
                 path: rel.to_owned(),
                 before,
                 after,
+                uncertain,
             }],
         });
         if let Some(why) = skipped {

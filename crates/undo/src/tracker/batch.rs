@@ -1,18 +1,54 @@
 //! Batches that may change files beyond what they name (shell commands that are not
 //! proven read-only, tools saki does not know): the paths a command names that the scan
 //! does not cover are saved before it runs; afterwards one scan finds what changed.
+//!
+//! Which process wrote a file cannot be known without privileges, so a change the scan
+//! finds at a path no command of the batch names may be the person's (an editor's save
+//! during a long `cargo test`): it is recorded as uncertain, and an undo leaves it alone
+//! unless forced (`restore.rs`).
 
-use super::{Batch, Tracker, CLOCK_SLACK_NS, NAMED_ENTRIES};
-use crate::named::named_paths;
+use super::{Tracker, CLOCK_SLACK_NS, NAMED_ENTRIES};
+use crate::named::{named, Named};
+use crate::ops::short;
 use crate::state::{capture, capture_with, now_ns, rel_of, FileState, StatKey};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// One batch of calls that may change files beyond what they name.
+pub(super) struct Batch {
+    pub(super) id: String,
+    pub(super) started_ns: i64,
+    /// Paths the commands name that the scan does not cover (ignored by `.gitignore`),
+    /// as they were before the batch ran.
+    pub(super) named: BTreeMap<String, (FileState, Option<StatKey>)>,
+    pub(super) named_dirs: Vec<String>,
+    pub(super) scanned: bool,
+    /// Everything its commands name, for telling their changes from the person's.
+    names: Named,
+    /// Its commands (or unknown tools), shortened, to name in an uncertain change.
+    running: Vec<String>,
+}
+
+/// How much of a command an uncertain change keeps (the journal is not the place for
+/// a long script, and the person only needs to recognise it).
+const LABEL_CHARS: usize = 60;
+
+/// A command as an uncertain change names it: its first line, shortened.
+fn label(command: &str) -> String {
+    let mut lines = command.trim().lines();
+    let first = short(lines.next().unwrap_or(""), LABEL_CHARS);
+    if lines.next().is_some() && !first.ends_with('…') {
+        format!("{first} …")
+    } else {
+        first
+    }
+}
+
 impl Tracker {
-    /// A batch with a shell command (or an unknown tool) is about to run: the person's
-    /// changes so far are taken into the shadow, and the paths the command names that
-    /// the scan does not cover are saved.
-    pub fn batch_starts(&mut self, id: &str, command: Option<&str>) {
+    /// A batch with a shell command (or an unknown tool, `tool`) is about to run: the
+    /// person's changes so far are taken into the shadow, and the paths the command
+    /// names that the scan does not cover are saved.
+    pub fn batch_starts(&mut self, id: &str, tool: &str, command: Option<&str>) {
         if !self.on() {
             return;
         }
@@ -38,16 +74,45 @@ impl Tracker {
                         named: BTreeMap::new(),
                         named_dirs: Vec::new(),
                         scanned: false,
+                        names: Named::default(),
+                        running: Vec::new(),
                     });
                 }
             }
         }
-        for rel in command
-            .map(|c| named_paths(c, &self.root))
-            .unwrap_or_default()
-        {
+        let names = command.map(|c| named(c, &self.root)).unwrap_or_default();
+        let paths = names.paths.clone();
+        if let Some(batch) = self.turn.as_mut().and_then(|t| t.batch.as_mut()) {
+            let running = command.map_or_else(|| tool.to_owned(), label);
+            if !batch.running.contains(&running) {
+                batch.running.push(running);
+            }
+            batch.names.extend(names);
+        }
+        for rel in paths {
             self.save_named(&rel);
         }
+    }
+
+    /// Whether a change the scan found after `batch` may be the person's: `None` when it
+    /// is the batch's for sure, else what was running (shortened). Sure are a deletion
+    /// and a directory (undoing them puts a file back or removes an empty directory, so
+    /// nothing of the person's can be lost), a path a command names, and a file tool's
+    /// write in the same batch.
+    pub(super) fn uncertain(&self, batch: &Batch, rel: &str, after: &FileState) -> Option<String> {
+        let sure = matches!(after, FileState::Absent | FileState::Dir { .. })
+            || batch.names.covers(rel)
+            || self
+                .turn
+                .as_ref()
+                .and_then(|t| t.tool_written.get(rel))
+                .is_some_and(|b| *b == batch.id);
+        if sure {
+            return None;
+        }
+        // Parallel calls: shell's `&` says they ran together.
+        let running = batch.running.join(" & ");
+        Some(short(&running, 2 * LABEL_CHARS))
     }
 
     /// Saves a named path (and what lies under a named directory) that the shadow does
@@ -146,7 +211,8 @@ impl Tracker {
             }
             let after = capture(&abs, &self.objects, limits.max_file_bytes, true);
             if after != *before {
-                self.record(rel, Some(before.clone()), Some(after));
+                let uncertain = self.uncertain(&batch, rel, &after);
+                self.record(rel, Some(before.clone()), Some(after), uncertain);
             }
         }
         for (rel, meta) in now {
@@ -162,7 +228,8 @@ impl Tracker {
                 limits.max_file_bytes,
                 true,
             );
-            self.record(&rel, Some(FileState::Absent), Some(after));
+            let uncertain = self.uncertain(&batch, &rel, &after);
+            self.record(&rel, Some(FileState::Absent), Some(after), uncertain);
         }
         if let Some(turn) = self.turn.as_mut() {
             turn.batch = Some(batch);

@@ -170,7 +170,8 @@ impl Tracker {
                 }
                 (None, None) => FileState::Absent,
             };
-            self.record(&change.path, Some(before), Some(change.after));
+            let uncertain = self.uncertain(batch, &change.path, &change.after);
+            self.record(&change.path, Some(before), Some(change.after), uncertain);
         }
     }
 

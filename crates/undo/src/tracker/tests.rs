@@ -17,7 +17,7 @@ fn version(n: u8) -> String {
 /// One turn in which a file tool rewrites `a.txt` with `content`.
 fn turn(tracker: &mut Tracker, content: &str) -> TurnReport {
     tracker.begin("rewrite a.txt");
-    tracker.before_tool("a.txt");
+    tracker.before_tool("b1", "a.txt");
     std::fs::write(tracker.root().join("a.txt"), content).unwrap();
     tracker.after_tool("a.txt");
     tracker.end().unwrap()
