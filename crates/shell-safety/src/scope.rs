@@ -223,7 +223,8 @@ impl Facts {
                     self.runtime_paths
                         .get_or_insert_with(|| format!("`{text}` is expanded at run time"));
                 }
-                if node.kind() == "ansi_c_string" && text.contains('\\') {
+                // `$'...'` decodes escapes (`\x2e` is `.`), also as part of a longer word.
+                if words::has_ansi_c_escape(text) {
                     self.unchecked
                         .push(format!("`{text}` has escapes that are not checked"));
                 }

@@ -214,6 +214,25 @@ pub(crate) fn quote_removed(raw: &str) -> String {
     out
 }
 
+/// Whether a word holds an ANSI-C string (`$'...'`) with a backslash in it, whose
+/// escapes bash decodes into other characters.
+pub(crate) fn has_ansi_c_escape(raw: &str) -> bool {
+    let mut rest = raw;
+    while let Some(at) = rest.find("$'") {
+        let body = &rest[at + 2..];
+        let end = body.find('\'').unwrap_or(body.len());
+        if body[..end].contains('\\') {
+            return true;
+        }
+        rest = &body[end.min(body.len())..];
+        if rest.is_empty() {
+            break;
+        }
+        rest = &rest[1..];
+    }
+    false
+}
+
 /// Whether a backslash-newline sits between two non-blank characters: bash removes it
 /// before it splits words (`.\<newline>./x` is `../x`), where the parser splits there.
 /// One after a blank, the usual way to continue a long command, changes no word.

@@ -45,6 +45,8 @@ const CASES: &[(&str, bool)] = &[
     ("cat \".\\\n./x\"", false),
     ("cat {README.md,src/lib.rs}", true),
     ("cat .*/x", false),
+    ("cat $'\\x2e\\x2e'/x", false),
+    ("cat README$'\\x2e'md", false),
     // Words computed at run time.
     ("printf '\\x2e\\x2e/x' | xargs cat", false),
     ("echo Q | tr Q . | xargs cat", false),
