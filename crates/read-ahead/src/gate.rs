@@ -212,6 +212,9 @@ impl ToolGate {
             None | Some(Value::Null) if !required => return Verdict::Allow(input.clone()),
             _ => return boundary(format!("{name} call without a path")),
         };
+        // A path the model copied from a result that named the overlay itself means the
+        // workspace file it stands for.
+        let path = &self.overlay.workspace_path(path);
         let resolved = match use_ {
             PathUse::Read => self.overlay.resolve_read(path),
             PathUse::View => self.overlay.resolve_view(path),

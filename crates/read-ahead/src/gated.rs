@@ -164,7 +164,13 @@ impl Tool for GatedTool {
         let name = self.inner.name();
         match self.gate.check(name, input) {
             GateDecision::Allow { input, overlay } => {
-                let output = self.inner.execute(&input, ctx).await?;
+                let hide = |text: &str| self.gate.overlay().hide_dir(text);
+                let mut output = self
+                    .inner
+                    .execute(&input, ctx)
+                    .await
+                    .map_err(|e| ToolError::Failed(hide(&e.to_string())))?;
+                output.content = hide(&output.content);
                 if !output.images.is_empty() {
                     self.stopper
                         .stop(BoundaryKind::Limit, format!("`{name}` returned an image"));

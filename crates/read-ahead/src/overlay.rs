@@ -146,6 +146,26 @@ impl OverlayFs {
         &self.dir
     }
 
+    /// `path` with the overlay directory taken off when it leads into it (the workspace
+    /// path it stands for, relative to the root); any other path as it is.
+    pub fn workspace_path(&self, path: &str) -> String {
+        match Path::new(path).strip_prefix(&self.dir) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.to_owned(),
+        }
+    }
+
+    /// Text a tool wrote about the overlay's files with the overlay's own paths made
+    /// workspace paths: the model must never see (and copy) where the overlay lives.
+    pub fn hide_dir(&self, text: &str) -> String {
+        let dir = self.dir.display().to_string();
+        if !text.contains(&dir) {
+            return text.to_owned();
+        }
+        text.replace(&format!("{dir}/"), "").replace(&dir, ".")
+    }
+
     pub(crate) fn write_scope(&self) -> &Arc<Workspace> {
         &self.write_scope
     }

@@ -394,3 +394,18 @@ async fn update_plan_runs_ahead_in_every_mode() {
     }
     assert!(f.overlay.written_files().is_empty());
 }
+
+#[test]
+fn a_path_copied_from_the_overlay_means_the_workspace_file() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::AutoEdit, f.overlay.clone());
+    let copied = f.overlay.dir().join("src/app.rs");
+    let input = allowed(gate.check(
+        "write_file",
+        &json!({"path": copied.display().to_string(), "content": "x"}).to_string(),
+    ));
+    assert_eq!(input["path"], json!(copied.display().to_string()));
+    let note = format!("wrote {}", copied.display());
+    assert_eq!(f.overlay.hide_dir(&note), "wrote src/app.rs");
+    assert_eq!(f.overlay.workspace_path("README.md"), "README.md");
+}
