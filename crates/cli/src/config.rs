@@ -154,7 +154,8 @@ impl CompactionConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
-    /// Cap on an `@file` body attached to a prompt (default 16 KiB).
+    /// Cap on every tool's output and an `@file` body attached to a prompt (default
+    /// 16 KiB, at most 1 MiB).
     pub tool_output_max_bytes: Option<usize>,
     pub provider: Option<String>,
     pub model: Option<String>,
@@ -702,9 +703,12 @@ pub fn resolve(
         model,
         limits,
         requested_max_output,
+        // Clamped: any config, a workspace's own too, could otherwise make one tool
+        // call hold gigabytes (see TOOL_OUTPUT_HARD_MAX_BYTES for the bound's reason).
         tool_output_max_bytes: file
             .tool_output_max_bytes
-            .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES),
+            .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES)
+            .min(saki_tools::common::TOOL_OUTPUT_HARD_MAX_BYTES),
         fast_model_set,
         fast_model,
         suggestions,

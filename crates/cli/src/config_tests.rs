@@ -514,3 +514,24 @@ fn sandbox_unix_sockets_take_a_switch_or_a_list_and_later_files_win() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn tool_output_max_bytes_is_clamped_whatever_a_file_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.toml");
+    let workspace = dir.path().join("workspace.toml");
+    std::fs::write(&global, "tool_output_max_bytes = 2048\n").unwrap();
+    let env = env_of(&[("ANTHROPIC_API_KEY", "a")]);
+    let loaded = load_files(&[global.clone(), workspace.clone()], 1).unwrap();
+    let r = resolve(&loaded, &Overrides::default(), &env).unwrap();
+    assert_eq!(r.tool_output_max_bytes, 2048);
+    // An untrusted workspace asking for 100 GB gets the hard maximum.
+    std::fs::write(&workspace, "tool_output_max_bytes = 100000000000\n").unwrap();
+    let loaded = load_files(&[global, workspace], 1).unwrap();
+    let r = resolve(&loaded, &Overrides::default(), &env).unwrap();
+    assert_eq!(
+        r.tool_output_max_bytes,
+        saki_tools::common::TOOL_OUTPUT_HARD_MAX_BYTES
+    );
+    assert_eq!(r.tool_output_max_bytes, 1 << 20);
+}

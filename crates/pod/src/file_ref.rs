@@ -3,7 +3,7 @@
 //! items right after the user item (the spec's stash + `ContinueWith` path).
 
 use saki_llm_worker::{Interceptor, Item, PromptAction};
-use saki_tools::common::{looks_binary, prefix_at_boundary};
+use saki_tools::common::{looks_binary, utf8_prefix_len};
 use saki_tools::{ScopeError, Workspace};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -138,20 +138,21 @@ impl FsView {
             return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
                 .map_err(image);
         }
-        let bytes = self.read_bytes(&real, path)?;
+        let (bytes, len) = self.read_start(&real, path, max_bytes)?;
         if saki_tools::image::sniff(&bytes).is_some() {
-            return crate::images::image_from_bytes(&bytes, path, self.no_vision.as_deref())
+            // An image under another name: read whole, within the image size cap.
+            return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
                 .map_err(image);
         }
-        let body = text_of(&bytes, path, max_bytes)?;
+        let body = text_of(&bytes, len, path, max_bytes)?;
         Ok(Item::system(format!("[File: {path}]\n{body}")))
     }
 
     /// A text file of the workspace, cut past `max_bytes` with a notice.
     pub fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
         let real = self.real(path)?;
-        let bytes = self.read_bytes(&real, path)?;
-        text_of(&bytes, path, max_bytes)
+        let (bytes, len) = self.read_start(&real, path, max_bytes)?;
+        text_of(&bytes, len, path, max_bytes)
     }
 
     /// Where `path` leads, in scope, and not a directory.
@@ -173,11 +174,20 @@ impl FsView {
         Ok(real)
     }
 
-    fn read_bytes(&self, real: &std::path::Path, path: &str) -> Result<Vec<u8>, ResolveError> {
-        saki_tools::common::read_regular(real).map_err(|e| ResolveError::Io {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })
+    /// The start of a file: what a reference shows (`max_bytes`) and the few bytes that
+    /// finish a character cut there, never the rest; and the file's length.
+    fn read_start(
+        &self,
+        real: &std::path::Path,
+        path: &str,
+        max_bytes: usize,
+    ) -> Result<(Vec<u8>, u64), ResolveError> {
+        saki_tools::common::read_regular_prefix(real, max_bytes.saturating_add(CHAR_ROOM)).map_err(
+            |e| ResolveError::Io {
+                path: path.to_owned(),
+                message: e.to_string(),
+            },
+        )
     }
 
     /// Resolves every reference in order: the user text (failed references become
@@ -212,22 +222,25 @@ impl FsView {
     }
 }
 
-/// A file's text, cut past `max_bytes` with a notice; binary files are refused.
-fn text_of(bytes: &[u8], path: &str, max_bytes: usize) -> Result<String, ResolveError> {
-    if looks_binary(bytes) {
-        return Err(ResolveError::Binary(path.to_owned()));
+/// Bytes read past a reference's cap: a UTF-8 character cut at the cap is whole in them.
+const CHAR_ROOM: usize = 4;
+
+/// A file's text from its start (`bytes`, of a file of `len` bytes), cut past
+/// `max_bytes` with a notice; binary files (by what is shown) are refused.
+fn text_of(bytes: &[u8], len: u64, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
+    let shown = &bytes[..utf8_prefix_len(bytes, max_bytes)];
+    let binary = || ResolveError::Binary(path.to_owned());
+    if looks_binary(shown) {
+        return Err(binary());
     }
-    let text = String::from_utf8_lossy(bytes);
-    let body = if text.len() > max_bytes {
-        format!(
-            "{}\n[...truncated, {} bytes total — use read_file for the rest]",
-            prefix_at_boundary(&text, max_bytes),
-            text.len()
-        )
+    let text = std::str::from_utf8(shown).map_err(|_| binary())?;
+    if len > max_bytes as u64 {
+        Ok(format!(
+            "{text}\n[...truncated, {len} bytes total — use read_file for the rest]"
+        ))
     } else {
-        text.into_owned()
-    };
-    Ok(body)
+        Ok(text.to_owned())
+    }
 }
 
 /// Holds the resolved file items of the prompt being submitted and hands them to the

@@ -327,9 +327,9 @@ impl Tool for OverlayGrep {
                 new_files.push(dir.join(&file));
             }
         }
-        let (matches, total) = tokio::task::spawn_blocking(move || {
+        let found = tokio::task::spawn_blocking(move || {
             let read_from = |p: &Path| written.get(p).cloned();
-            let (mut matches, mut total) = if real_base {
+            let mut found = if real_base {
                 grep::search_view(
                     &base,
                     &root,
@@ -340,10 +340,10 @@ impl Tool for OverlayGrep {
                     &read_from,
                 )?
             } else {
-                (Vec::new(), 0)
+                grep::Found::default()
             };
             for file in new_files {
-                let (found, count) = grep::search(
+                let more = grep::search(
                     &file,
                     &dir,
                     &args.pattern,
@@ -351,16 +351,13 @@ impl Tool for OverlayGrep {
                     args.case_insensitive,
                     MAX_MATCHES,
                 )?;
-                matches.extend(found);
-                total += count;
+                found.merge(more, MAX_MATCHES);
             }
-            matches.sort();
-            matches.truncate(MAX_MATCHES);
-            Ok::<_, ToolError>((matches, total))
+            Ok::<_, ToolError>(found)
         })
         .await
         .map_err(failed)??;
-        Ok(grep::render(&matches, total))
+        Ok(grep::render(&found))
     }
 }
 

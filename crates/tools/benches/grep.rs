@@ -25,7 +25,7 @@ fn drop_caches() -> bool {
 
 fn saki(tree: &Path, pattern: &str) -> (Duration, usize) {
     let start = Instant::now();
-    let (_, total) = saki_tools::grep::search(
+    let total = saki_tools::grep::search(
         tree,
         tree,
         pattern,
@@ -33,7 +33,8 @@ fn saki(tree: &Path, pattern: &str) -> (Duration, usize) {
         false,
         saki_tools::grep::MAX_MATCHES,
     )
-    .unwrap();
+    .unwrap()
+    .total;
     (start.elapsed(), total)
 }
 

@@ -6,6 +6,14 @@ use serde::de::DeserializeOwned;
 /// Largest tool output the model sees, in bytes (about 4k tokens).
 pub const TOOL_OUTPUT_MAX_BYTES: usize = 16 * 1024;
 
+/// The most `tool_output_max_bytes` may be set to, whatever a config file says (a
+/// workspace's own config too). The cap sizes what each call holds (a `read_file` page,
+/// an `@path` body, the shell's head and tail), for every call of a batch at once, and
+/// every result stays in history and is sent again with each request. 1 MiB is about
+/// 250k tokens, more than most models' whole context: a larger output serves no model
+/// and only costs memory.
+pub const TOOL_OUTPUT_HARD_MAX_BYTES: usize = 1 << 20;
+
 pub fn parse_args<T: DeserializeOwned>(input_json: &str) -> Result<T, ToolError> {
     serde_json::from_str(input_json).map_err(|e| ToolError::InvalidInput(e.to_string()))
 }
@@ -14,9 +22,8 @@ pub fn failed(e: impl std::fmt::Display) -> ToolError {
     ToolError::Failed(e.to_string())
 }
 
-/// Reads a regular file whole. Anything else (a FIFO, a device, a socket) is refused
-/// without blocking: opening a FIFO to read waits for a writer forever, and a device may
-/// never end. The check is made on the opened file, so a swap after a look cannot fool it.
+/// Reads a regular file whole (see [`open_regular`]). Only for files whose whole content
+/// is needed: a reader that shows part of a file uses [`read_regular_prefix`].
 pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     read_regular_at_most(path, u64::MAX)
 }
@@ -26,6 +33,42 @@ pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 /// while it is read stops at `max + 1` bytes and is refused.
 pub fn read_regular_at_most(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {max} bytes; not read"),
+        )
+    };
+    if len > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 26));
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The first `max` bytes of a regular file (fewer when it is shorter), and the file's
+/// length: for a reader that shows only the start of a file, so that what it costs is
+/// bounded by what it keeps, whatever the file's size.
+pub fn read_regular_prefix(path: &std::path::Path, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
+    use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(max).min(max));
+    file.take(max as u64).read_to_end(&mut bytes)?;
+    // A file that grew since its length was read is at least as long as what was read.
+    let len = len.max(bytes.len() as u64);
+    Ok((bytes, len))
+}
+
+/// Opens a regular file to read, and its length. Anything else (a FIFO, a device, a
+/// socket) is refused without blocking: opening a FIFO to read waits for a writer
+/// forever, and a device may never end. The check is made on the opened file, so a swap
+/// after a look cannot fool it.
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<(std::fs::File, u64)> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -50,21 +93,21 @@ pub fn read_regular_at_most(path: &std::path::Path, max: u64) -> std::io::Result
             format!("{what}, not a regular file; not read"),
         ));
     }
-    let too_large = || {
-        std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            format!("larger than {max} bytes; not read"),
-        )
-    };
-    if meta.len() > max {
-        return Err(too_large());
+    Ok((file, meta.len()))
+}
+
+/// The length of the longest prefix of `bytes` of at most `max` bytes that does not
+/// end inside a UTF-8 sequence (whether the prefix is valid UTF-8 is not checked).
+pub fn utf8_prefix_len(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return bytes.len();
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).min(1 << 26));
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
+    let mut end = max;
+    // A continuation byte (10xxxxxx) at `end` means a character starts before it.
+    while end > 0 && bytes[end] & 0xC0 == 0x80 {
+        end -= 1;
     }
-    Ok(bytes)
+    end
 }
 
 /// Reads an HTTP body, keeping at most `max` bytes. The flag says the body was longer:

@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+mod page;
+
 pub struct ReadFile(pub Arc<Workspace>);
 pub struct WriteFile(pub Arc<Workspace>);
 pub struct Edit(pub Arc<Workspace>);
@@ -70,27 +72,29 @@ impl Tool for ReadFile {
                 .map(|image| image_output(&args.path, image))
                 .map_err(|e| failed(e.to_string()));
         }
-        let bytes = crate::common::read_regular(&path)
-            .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
-        if crate::image::sniff(&bytes).is_some() {
-            return crate::image::prepare(&bytes, &args.path)
+        // Read as a stream: a huge file or line costs what is shown, not its size.
+        let cannot = |e: std::io::Error| failed(format!("cannot read {}: {e}", args.path));
+        let (mut file, len) = crate::common::open_regular(&path).map_err(cannot)?;
+        let head = page::head(&mut file).map_err(cannot)?;
+        if crate::image::sniff(&head).is_some() {
+            // An image under another name: read whole, within the image size cap.
+            return crate::image::load(&path, &args.path)
                 .map(|image| image_output(&args.path, image))
                 .map_err(|e| failed(e.to_string()));
         }
-        if looks_binary(&bytes) {
+        if page::head_is_binary(&head, len) {
             return Err(failed(format!(
-                "{} is a binary file ({} bytes); not shown",
-                args.path,
-                bytes.len()
+                "{} is a binary file ({len} bytes); not shown",
+                args.path
             )));
         }
-        let text = String::from_utf8_lossy(&bytes);
-        Ok(render_lines(
-            &text,
+        page::render(
+            file,
+            &args.path,
             args.offset.unwrap_or(1),
             args.limit,
             self.0.output_cap(),
-        ))
+        )
     }
 }
 
@@ -101,69 +105,6 @@ fn image_output(shown: &str, image: crate::image::Prepared) -> ToolOutput {
     ToolOutput::new(format!("[Image: {shown} ({what})]"))
         .with_summary(what)
         .with_image(shown, image.image)
-}
-
-/// Selects lines and caps the output, saying how to read on when cut.
-fn render_lines(text: &str, offset: usize, limit: Option<usize>, cap: usize) -> ToolOutput {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let total = lines.len();
-    let mut first = offset.max(1);
-    let mut note = String::new();
-    if first == total + 1 && total > 0 {
-        // The next page after the last one: a reader going page by page has finished.
-        // Showing the file again would start it over from the top.
-        return ToolOutput::new(format!(
-            "[end of file: it has {total} lines, and offset {first} is just past the last \
-             one; nothing more to read]"
-        ))
-        .with_summary("0 lines".to_owned());
-    }
-    if first > total.max(1) {
-        // Small models send a made-up offset for a file they have not seen; the file
-        // itself serves them better than an empty answer.
-        note = format!(
-            "[offset {first} is past the end of this {total}-line file; showing it from line 1]\n"
-        );
-        first = 1;
-    }
-    let wanted = &lines[first - 1..limit.map_or(total, |l| l.saturating_add(first - 1).min(total))];
-    let mut out = note;
-    let mut shown = 0;
-    for line in wanted {
-        if out.len() + line.len() > cap {
-            if shown == 0 {
-                out.push_str(prefix_at_boundary(line, cap));
-                shown = 1;
-            }
-            break;
-        }
-        out.push_str(line);
-        shown += 1;
-    }
-    let last = first - 1 + shown;
-    let summary = format!("{shown} lines");
-    if last < total {
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!(
-            "[...truncated: showing lines {first}-{last} of {total}; use offset={} to read more]",
-            last + 1
-        ));
-    } else if first > 1 {
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("[end of file: line {total} is the last]"));
-    } else if first == 1 && total > 1 {
-        // Models this small cannot count lines; the whole file's count is one fact they
-        // are often asked for.
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("[{total} lines in all]"));
-    }
-    ToolOutput::new(out).with_summary(summary)
 }
 
 /// The most of a file read to see whether it already holds a tool-result note.

@@ -15,6 +15,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Matching lines shown to the model; the total is still counted.
 pub const MAX_MATCHES: usize = 200;
 const MAX_LINE_CHARS: usize = 300;
+/// The longest line the searcher holds (its heap limit, per walker thread): a file with
+/// a longer line is searched up to that line and named in a notice. Without it the
+/// searcher's buffer grows to the longest line: a 600 MB line cost 1.2 GB. Source lines
+/// are far shorter; a minified bundle or a data dump is searched with `shell` instead.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// Files named in the notice about lines over [`MAX_LINE_BYTES`].
+const MAX_LONG_LINE_FILES_SHOWN: usize = 10;
 
 pub struct Grep(pub Arc<Workspace>);
 
@@ -30,8 +37,30 @@ struct GrepArgs {
 /// One match: path as shown, 1-based line number, line text.
 pub type Match = (String, u64, String);
 
-/// Searches `base` (a file or directory). Returns up to `max` matches sorted by path
-/// and line, and the total number of matching lines.
+/// What a search found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Up to the `max` asked for, sorted by path and line.
+    pub matches: Vec<Match>,
+    /// Matching lines in all.
+    pub total: usize,
+    /// Files (as shown) not searched past a line longer than [`MAX_LINE_BYTES`], sorted.
+    pub long_lines: Vec<String>,
+}
+
+impl Found {
+    /// Adds what another search found (the matches are sorted again and cut at `max`).
+    pub fn merge(&mut self, other: Found, max: usize) {
+        self.matches.extend(other.matches);
+        self.matches.sort();
+        self.matches.truncate(max);
+        self.total += other.total;
+        self.long_lines.extend(other.long_lines);
+        self.long_lines.sort();
+    }
+}
+
+/// Searches `base` (a file or directory), keeping up to `max` matches.
 pub fn search(
     base: &Path,
     shown_root: &Path,
@@ -39,7 +68,7 @@ pub fn search(
     glob: Option<&str>,
     case_insensitive: bool,
     max: usize,
-) -> Result<(Vec<Match>, usize), ToolError> {
+) -> Result<Found, ToolError> {
     search_view(
         base,
         shown_root,
@@ -65,7 +94,7 @@ pub fn search_view(
     case_insensitive: bool,
     max: usize,
     read_from: ReadFrom<'_>,
-) -> Result<(Vec<Match>, usize), ToolError> {
+) -> Result<Found, ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         // Lets the searcher scan whole buffers instead of going line by line.
@@ -85,14 +114,16 @@ pub fn search_view(
         );
     }
     let found: Mutex<Vec<Match>> = Mutex::new(Vec::new());
+    let long_lines: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let total = AtomicUsize::new(0);
     walker.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)
+            .heap_limit(Some(MAX_LINE_BYTES))
             .build();
-        let (found, total) = (&found, &total);
+        let (found, total, long_lines) = (&found, &total, &long_lines);
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
@@ -104,7 +135,7 @@ pub fn search_view(
             let contents = read_from(path);
             let mut shown: Option<String> = None;
             let mut local: Vec<Match> = Vec::new();
-            let _ = searcher.search_path(
+            let searched = searcher.search_path(
                 &matcher,
                 contents.as_deref().unwrap_or(path),
                 UTF8(|line_number, line| {
@@ -121,6 +152,14 @@ pub fn search_view(
                     Ok(true)
                 }),
             );
+            // Other errors (unreadable, not UTF-8 in a matching line) end that file's
+            // search quietly, as they always did; a line over the limit is said.
+            if searched.is_err_and(|e| over_heap_limit(&e)) {
+                long_lines
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(shown_path(path, shown_root));
+            }
             if !local.is_empty() {
                 found
                     .lock()
@@ -130,9 +169,23 @@ pub fn search_view(
             ignore::WalkState::Continue
         })
     });
-    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    found.sort();
-    Ok((found, total.into_inner()))
+    let mut matches = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    matches.sort();
+    let mut long_lines = long_lines
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    long_lines.sort();
+    Ok(Found {
+        matches,
+        total: total.into_inner(),
+        long_lines,
+    })
+}
+
+/// Whether the searcher stopped at a line longer than its heap limit (grep-searcher
+/// says so only in the error's text; `long_lines_are_named` pins it).
+fn over_heap_limit(e: &std::io::Error) -> bool {
+    e.to_string().contains("allocation limit")
 }
 
 fn shown_path(path: &Path, root: &Path) -> String {
@@ -188,14 +241,14 @@ impl Tool for Grep {
                     MAX_MATCHES,
                 )
             };
-            let (matches, total) = run(args.glob.as_deref())?;
-            if let (0, Some(glob)) = (total, &args.glob) {
+            let found = run(args.glob.as_deref())?;
+            if let (0, Some(glob)) = (found.total, &args.glob) {
                 // A glob that filters everything out is most often a misused field (a
                 // small model puts the pattern there); the wider search says more than
                 // "no matches", and the note keeps it honest.
-                let (matches, total) = run(None)?;
-                if total > 0 {
-                    let mut output = render(&matches, total);
+                let wider = run(None)?;
+                if wider.total > 0 {
+                    let mut output = render(&wider);
                     output.content = format!(
                         "[no match in files matching the glob `{glob}`; matches in all files:]\n{}",
                         output.content
@@ -203,15 +256,33 @@ impl Tool for Grep {
                     return Ok(output);
                 }
             }
-            Ok(render(&matches, total))
+            Ok(render(&found))
         })
         .await
         .map_err(failed)?
     }
 }
 
+/// The tool output for what a search found.
+pub fn render(found: &Found) -> ToolOutput {
+    let mut output = render_matches(&found.matches, found.total);
+    if !found.long_lines.is_empty() {
+        let n = found.long_lines.len();
+        let mut names = found.long_lines[..n.min(MAX_LONG_LINE_FILES_SHOWN)].join(", ");
+        if n > MAX_LONG_LINE_FILES_SHOWN {
+            names.push_str(&format!(" and {} more", n - MAX_LONG_LINE_FILES_SHOWN));
+        }
+        output.content.push_str(&format!(
+            "\n[not searched past a line longer than {} MiB: {names}; search such files \
+             with shell, e.g. grep -o]",
+            MAX_LINE_BYTES >> 20
+        ));
+    }
+    output
+}
+
 /// The tool output for `matches` out of `total` matching lines.
-pub fn render(matches: &[Match], total: usize) -> ToolOutput {
+fn render_matches(matches: &[Match], total: usize) -> ToolOutput {
     if total == 0 {
         return ToolOutput::new("no matches").with_summary("0 matches");
     }
@@ -235,4 +306,43 @@ pub fn render(matches: &[Match], total: usize) -> ToolOutput {
         ));
     }
     ToolOutput::new(out.trim_end().to_owned()).with_summary(format!("{total} matches"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn long_lines_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = format!(
+            "needle one\n{}\nneedle after\n",
+            "x".repeat(MAX_LINE_BYTES + 10)
+        );
+        std::fs::write(dir.path().join("long.txt"), long).unwrap();
+        std::fs::write(dir.path().join("short.txt"), "a needle\n").unwrap();
+        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        // The line before the long one is found; the search of that file stops there.
+        assert_eq!(
+            found.matches,
+            vec![
+                ("long.txt".to_owned(), 1, "needle one".to_owned()),
+                ("short.txt".to_owned(), 1, "a needle".to_owned()),
+            ]
+        );
+        assert_eq!(found.long_lines, vec!["long.txt".to_owned()]);
+        let out = render(&found).content;
+        assert!(
+            out.ends_with(
+                "[2 matching lines in 2 files]\n[not searched past a line longer than 1 MiB: \
+                 long.txt; search such files with shell, e.g. grep -o]"
+            ),
+            "{out}"
+        );
+        let nothing = search(dir.path(), dir.path(), "absent", None, false, 10).unwrap();
+        assert!(render(&nothing)
+            .content
+            .starts_with("no matches\n[not searched past"));
+    }
 }

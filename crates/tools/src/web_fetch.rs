@@ -11,6 +11,9 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod html;
+mod html_text;
+
 /// How `web_fetch` may reach the web (`[web_fetch]` in config).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebSettings {
@@ -59,6 +62,31 @@ pub fn target_host(input: &serde_json::Value) -> Option<String> {
 
 const MAX_REDIRECTS: usize = 5;
 
+/// Why a redirect to `to` is not followed, for a fetch that asked for the host `asked`:
+/// the fetch was approved (or let through by `allowed_domains`) for that host, so a hop
+/// may stay on it or go to an allowed domain, and nowhere else. Without this an allowed
+/// domain's redirect would take the fetch to any host, unasked.
+fn redirect_refused(
+    settings: &WebSettings,
+    asked: Option<&str>,
+    to: &reqwest::Url,
+) -> Option<String> {
+    let host = to.host_str().unwrap_or("");
+    let same = |a: &str| {
+        a.trim_end_matches('.')
+            .eq_ignore_ascii_case(host.trim_end_matches('.'))
+    };
+    if asked.is_some_and(same) || settings.allows(host) {
+        return None;
+    }
+    let from = asked.unwrap_or("the host asked for");
+    Some(format!(
+        "a redirect from {from} to another host, {host} ({to}): a fetch follows redirects \
+         only on its own host and to web_fetch.allowed_domains; fetch {to} itself if it is \
+         wanted"
+    ))
+}
+
 /// The tool. Its HTTP client is built at the first fetch: the tool set is built for
 /// every session and every speculation, and most never fetch anything.
 pub struct WebFetch {
@@ -70,6 +98,7 @@ pub struct WebFetch {
 /// proxies.
 fn build_client(settings: &WebSettings) -> Result<reqwest::Client, String> {
     let allow_private = settings.allow_private_addresses;
+    let hop_settings = settings.clone();
     let redirects = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
@@ -80,9 +109,13 @@ fn build_client(settings: &WebSettings) -> Result<reqwest::Client, String> {
             return attempt.error(why);
         }
         // An IP literal skips the resolver's check.
-        match url.host().map(|h| check_host(&h, allow_private)) {
-            Some(Err(why)) => attempt.error(Refused(format!("a redirect to {why}"))),
-            _ => attempt.follow(),
+        if let Some(Err(why)) = url.host().map(|h| check_host(&h, allow_private)) {
+            return attempt.error(Refused(format!("a redirect to {why}")));
+        }
+        let asked = attempt.previous().first().and_then(reqwest::Url::host_str);
+        match redirect_refused(&hop_settings, asked, url) {
+            Some(why) => attempt.error(Refused(why)),
+            None => attempt.follow(),
         }
     });
     reqwest::Client::builder()
@@ -165,10 +198,13 @@ impl WebFetch {
         let (body, cut) = read_body_at_most(response, self.settings.max_body_bytes)
             .await
             .map_err(|e| describe(&e, &self.settings))?;
-        let text = String::from_utf8_lossy(&body);
+        let text = String::from_utf8_lossy(&body).into_owned();
         let text = match kind {
-            TextKind::Html => html_to_markdown(&text)?,
-            TextKind::Plain => text.into_owned(),
+            // Up to half a second of CPU for a large page: not on a runtime thread.
+            TextKind::Html => tokio::task::spawn_blocking(move || html_to_markdown(&text))
+                .await
+                .map_err(|e| format!("the page could not be converted: {e}"))?,
+            TextKind::Plain => text,
         };
         let mut out = format!(
             "[{final_url} — {status}, {content_type}]\n\n{}",
@@ -213,15 +249,10 @@ impl TextKind {
     }
 }
 
-/// HTML as Markdown, without what a reader never sees (scripts, styles, forms).
-pub fn html_to_markdown(html: &str) -> Result<String, String> {
-    htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec![
-            "script", "style", "noscript", "iframe", "svg", "form", "head",
-        ])
-        .build()
-        .convert(html)
-        .map_err(|e| format!("the page's HTML could not be read: {e}"))
+/// HTML as Markdown, without what a reader never sees (scripts, styles, forms); a page
+/// nested too deeply or too large is its plain text instead ([`html`]).
+pub fn html_to_markdown(html: &str) -> String {
+    html::to_markdown(html)
 }
 
 /// A request error as the model should read it.
@@ -319,8 +350,7 @@ mod tests {
     fn html_becomes_markdown_without_scripts() {
         let md = html_to_markdown(
             "<html><head><title>t</title><script>steal()</script></head><body><h1>Title</h1><p>Some <a href=\"https://x.y/\">link</a>.</p><ul><li>one</li></ul></body></html>",
-        )
-        .unwrap();
+        );
         assert!(md.contains("# Title"), "{md}");
         assert!(md.contains("[link](https://x.y/)"), "{md}");
         assert!(md.contains("one"), "{md}");

@@ -30,9 +30,10 @@ impl Workspace {
         })
     }
 
-    /// Caps every tool's output at `bytes` (at least 1 KiB, so a notice still fits).
+    /// Caps every tool's output at `bytes` (at least 1 KiB, so a notice still fits, and
+    /// at most [`crate::common::TOOL_OUTPUT_HARD_MAX_BYTES`]).
     pub fn set_output_cap(&mut self, bytes: usize) {
-        self.output_cap = bytes.max(1024);
+        self.output_cap = bytes.clamp(1024, crate::common::TOOL_OUTPUT_HARD_MAX_BYTES);
     }
 
     pub fn output_cap(&self) -> usize {

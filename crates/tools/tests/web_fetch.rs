@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `web_fetch` against a local server only: HTML as Markdown, the address guard, redirects,
-//! timeouts, size caps and types that are not text.
+//! timeouts, size caps, types that are not text, and pages built to exhaust the converter.
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect};
@@ -10,8 +10,17 @@ use saki_llm_worker::{Tool, ToolError, ToolExecutionContext};
 use saki_tools::web_fetch::{WebFetch, WebSettings};
 use std::time::Duration;
 
+fn html(body: String) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/html")], body)
+}
+
 async fn serve() -> String {
-    let app = Router::new()
+    serve_also(Router::new()).await
+}
+
+/// A server with the usual routes and `extra`'s.
+async fn serve_also(extra: Router) -> String {
+    let app = extra
         .route(
             "/page",
             get(|| async {
@@ -31,7 +40,22 @@ async fn serve() -> String {
         }))
         .route("/loop", get(|| async { Redirect::temporary("/loop") }))
         .route("/to-page", get(|| async { Redirect::temporary("/page") }))
-        .route("/to-file", get(|| async { Redirect::temporary("file:///etc/passwd").into_response() }));
+        .route("/to-file", get(|| async { Redirect::temporary("file:///etc/passwd").into_response() }))
+        .route("/deep", get(|| async {
+            html(format!("<html><body>{}deep text{}</body></html>", "<div>".repeat(20_000), "</div>".repeat(20_000)))
+        }))
+        .route("/bold", get(|| async {
+            html(format!("<html><body>{}bold text</body></html>", "<b>".repeat(1000)))
+        }))
+        .route("/italic", get(|| async {
+            html(format!("<html><body><p>{}italic text</p></body></html>", "<i>".repeat(1000)))
+        }))
+        // Open formatting elements are cloned into every new paragraph: each <p> gets
+        // all thousand (the Noah's Ark rule keeps only three that are alike).
+        .route("/reopened", get(|| async {
+            let open: String = (0..1000).map(|k| format!("<b id=b{k}>")).collect();
+            html(format!("<html><body><p>{open}{}</body></html>", "<p>again".repeat(1000)))
+        }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -135,4 +159,73 @@ async fn failures_say_what_went_wrong() {
     for url in ["ftp://example.com/", "not a url", "file:///etc/passwd"] {
         assert!(run(&tool, url).await.is_err(), "{url}");
     }
+}
+
+#[tokio::test]
+async fn pages_built_to_exhaust_the_converter_come_back_as_plain_text() {
+    let base = serve().await;
+    let tool = local(WebSettings::default());
+    for (path, text) in [
+        ("/deep", "deep text"),
+        ("/bold", "bold text"),
+        ("/italic", "italic text"),
+        ("/reopened", "again"),
+    ] {
+        let started = std::time::Instant::now();
+        let page = run(&tool, &format!("{base}{path}")).await.unwrap();
+        assert!(
+            page.contains("its text without markup follows]") && page.contains(text),
+            "{path}: {page:.300}"
+        );
+        eprintln!("{path}: {:?}", started.elapsed());
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_is_refused_unless_allowed() {
+    let other = serve().await;
+    let other_port = other.rsplit(':').next().unwrap().to_owned();
+    let (away, same) = (
+        format!("http://localhost:{other_port}/page"),
+        format!("http://127.0.0.1:{other_port}/page"),
+    );
+    let extra = Router::new()
+        .route(
+            "/away",
+            get(move || async move { Redirect::temporary(&away) }),
+        )
+        .route(
+            "/same-host",
+            get(move || async move { Redirect::temporary(&same) }),
+        );
+    let base = serve_also(extra).await;
+    // 127.0.0.1 is allowed; its redirect to localhost (another port too) is not followed.
+    let allowed = |domains: &[&str]| {
+        local(WebSettings {
+            allowed_domains: domains.iter().map(|d| d.to_string()).collect(),
+            ..WebSettings::default()
+        })
+    };
+    let tool = allowed(&["127.0.0.1"]);
+    let err = run(&tool, &format!("{base}/away")).await.unwrap_err();
+    assert!(
+        err.starts_with("refused: a redirect from 127.0.0.1 to another host, localhost"),
+        "{err}"
+    );
+    assert!(err.contains("web_fetch.allowed_domains"), "{err}");
+    // Nothing allowed at all (the person approved this one fetch): the same.
+    let err = run(&local(WebSettings::default()), &format!("{base}/away"))
+        .await
+        .unwrap_err();
+    assert!(err.contains("localhost"), "{err}");
+    // The same host on another port, or an allowed domain, is followed.
+    let page = run(&tool, &format!("{base}/same-host")).await.unwrap();
+    assert!(page.contains("## Docs"), "{page}");
+    let page = run(
+        &allowed(&["127.0.0.1", "localhost"]),
+        &format!("{base}/away"),
+    )
+    .await
+    .unwrap();
+    assert!(page.contains("## Docs"), "{page}");
 }
