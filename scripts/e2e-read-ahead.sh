@@ -71,23 +71,19 @@ REPORT_PY='
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
 seconds = float(sys.argv[2])
-suggestions = [e.get("text") for e in events if e["type"] == "suggestion"]
-completed = [e for e in events if e["type"] == "speculation.completed"]
-boundaries = [e for e in events if e["type"] == "speculation.boundary"]
-aborted = [e for e in events if e["type"] == "speculation.aborted"]
-accepted = [e for e in events if e["type"] == "speculation.accepted"]
-print(f"  suggestions: {suggestions}")
-print(f"  speculated to the end: {len(completed)}")
-for b in boundaries:
-    print(f"  boundary: {b.get(\"reason\")} ({(b.get(\"detail\") or \"\")[:120]})")
-for a in aborted:
-    print(f"  aborted: {(a.get(\"reason\") or \"\")[:120]}")
-for a in accepted:
-    print(f"  accepted: {a[\"suggestion\"]!r}: {a[\"time_saved_ms\"]} ms saved, "
-          f"{a.get(\"commands_run\", 0)} commands, files {a[\"files_applied\"]}")
-print(f"  total: {seconds:.1f} s")
+kinds = lambda t: [e for e in events if e["type"] == t]
+print("  suggestions:", [e.get("text") for e in kinds("suggestion")])
+print("  speculated to the end:", len(kinds("speculation.completed")))
+for b in kinds("speculation.boundary"):
+    print("  boundary:", b.get("reason"), "-", (b.get("detail") or "")[:120])
+for a in kinds("speculation.aborted"):
+    print("  aborted:", (a.get("reason") or "")[:120])
+for a in kinds("speculation.accepted"):
+    print("  accepted: %r: %s ms saved, %s commands, files %s" % (
+        a["suggestion"], a["time_saved_ms"], a.get("commands_run", 0), a["files_applied"]))
+print("  total: %.1f s" % seconds)
 with open(sys.argv[1] + ".accepted", "w") as out:
-    for a in accepted:
+    for a in kinds("speculation.accepted"):
         out.write(a["suggestion"] + "\n")
 '
 
