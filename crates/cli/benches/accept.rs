@@ -24,8 +24,11 @@ const GENERATE: &str = "for i in $(seq 0 9); do printf 'def f%d():\\n    return 
 fn workspace(dir: &std::path::Path, base: &std::path::Path) -> Option<Arc<Workspace>> {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     for i in 0..FILES {
-        std::fs::write(dir.join(format!("src/m{i}.py")), format!("def f{i}():\n    return -1\n"))
-            .unwrap();
+        std::fs::write(
+            dir.join(format!("src/m{i}.py")),
+            format!("def f{i}():\n    return -1\n"),
+        )
+        .unwrap();
     }
     std::fs::write(dir.join("test_m.py"), "import unittest\n").unwrap();
     let mut workspace = Workspace::new(dir).unwrap();
@@ -75,7 +78,9 @@ fn main() {
         .unwrap();
     let params = CacheSafeParams {
         system: Some("sys".into()),
-        tools: saki_tools::builtin_server(ws.clone()).unwrap().definitions(),
+        tools: saki_tools::builtin_server(ws.clone())
+            .unwrap()
+            .definitions(),
         history: vec![
             Item::user("look"),
             Item::AssistantText { text: "ok".into() },
@@ -97,7 +102,12 @@ fn main() {
         speculator.overlay_base = base.path().to_path_buf();
         speculator.worker = WorkerConfig::new("fast");
         let spec = rt.block_on(speculator.run(&params, "regenerate", CancellationToken::new()));
-        assert_eq!(spec.status, SpeculationStatus::Completed, "{:?}", spec.reason);
+        assert_eq!(
+            spec.status,
+            SpeculationStatus::Completed,
+            "{:?}",
+            spec.reason
+        );
         let start = Instant::now();
         let accepted = accept(spec, "regenerate").unwrap();
         times.push(start.elapsed());
