@@ -1,5 +1,6 @@
 use super::*;
 use std::collections::HashMap;
+use std::path::Path;
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
