@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const RUNS: usize = 30;
 const FILES: usize = 10;
 
-const GENERATE: &str = "for i in $(seq 0 9); do printf 'def f%d():\\n    return %d\\n' $i $i > src/m$i.py; done && python3 -m unittest -q";
+const GENERATE: &str = "python3 gen.py && python3 -m unittest -q";
 
 fn workspace(dir: &std::path::Path, base: &std::path::Path) -> Option<Arc<Workspace>> {
     std::fs::create_dir_all(dir.join("src")).unwrap();
@@ -31,6 +31,11 @@ fn workspace(dir: &std::path::Path, base: &std::path::Path) -> Option<Arc<Worksp
         .unwrap();
     }
     std::fs::write(dir.join("test_m.py"), "import unittest\n").unwrap();
+    std::fs::write(
+        dir.join("gen.py"),
+        "for i in range(10):\n    open(f'src/m{i}.py', 'w').write(f'def f{i}():\\n    return {i}\\n')\n",
+    )
+    .unwrap();
     let mut workspace = Workspace::new(dir).unwrap();
     let mut runtime = ShellRuntime::new(&ShellEnvConfig::default(), &[]).unwrap();
     let policy = SandboxPolicy::new(

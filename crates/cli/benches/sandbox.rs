@@ -40,7 +40,11 @@ fn shell(dir: &std::path::Path, kind: Kind) -> (saki_tools::shell::Shell, Arc<Sh
             &|name| std::env::var_os(name),
             home.as_deref(),
         );
-        runtime.set_sandbox(env!("CARGO_BIN_EXE_saki").into(), &policy, unasked.as_ref());
+        runtime.set_sandbox(
+            env!("CARGO_BIN_EXE_saki-sandbox-exec").into(),
+            &policy,
+            unasked.as_ref(),
+        );
     }
     let runtime = Arc::new(runtime);
     workspace.set_shell_runtime(runtime.clone());

@@ -16,6 +16,7 @@ pub mod mcp_setup;
 mod output;
 mod output_schema;
 mod panics;
+mod sandbox_exec;
 mod session;
 mod setup;
 mod trust;
@@ -214,7 +215,7 @@ fn unasked_sandbox(workspace: &saki_tools::Workspace) -> String {
         .ok_or_else(|| "the sandbox is off".to_owned())
         .and_then(|unasked| {
             let saki = std::env::current_exe().map_err(|e| e.to_string())?;
-            saki_sandbox::probe(&saki, &unasked)
+            saki_sandbox::probe(&saki_sandbox::helper_program(&saki), &unasked)
         });
     match probed {
         Ok(status) if status.read_only_unasked => "sandbox: read-only-unasked".to_owned(),
@@ -260,25 +261,10 @@ fn trust(dir: Option<std::path::PathBuf>) -> ExitCode {
 
 /// `saki sandbox-exec ...`: the sandbox helper every shell command runs through. Handled
 /// before anything else, so a command starts as fast as a process can.
-fn sandbox_exec(args: &[std::ffi::OsString]) -> std::process::ExitCode {
-    use saki_sandbox::{helper_main, HelperExit, HELPER_FAILED};
-    match helper_main(args) {
-        Ok(HelperExit::Probe(status)) => {
-            println!("{}", serde_json::to_string(&status).unwrap_or_default());
-            std::process::ExitCode::SUCCESS
-        }
-        Ok(HelperExit::Exited(code)) => std::process::ExitCode::from(code),
-        Err(e) => {
-            eprintln!("saki sandbox-exec: {e}");
-            std::process::ExitCode::from(HELPER_FAILED)
-        }
-    }
-}
-
 fn main() -> std::process::ExitCode {
     let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if raw.get(1).and_then(|a| a.to_str()) == Some(saki_sandbox::HELPER_SUBCOMMAND) {
-        return sandbox_exec(&raw[2..]);
+        return sandbox_exec::run(&raw[2..]);
     }
     // Parse before anything else so `--version` and `--help` stay instant.
     let cli = Cli::parse_from(raw);

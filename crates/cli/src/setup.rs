@@ -413,7 +413,8 @@ pub fn shell(
     );
     let probed = std::env::current_exe()
         .map_err(|e| format!("cannot find the saki binary to run the sandbox: {e}"))
-        .and_then(|saki| Ok((saki_sandbox::probe(&saki, &policy)?, saki)));
+        .map(|saki| saki_sandbox::helper_program(&saki))
+        .and_then(|helper| Ok((saki_sandbox::probe(&helper, &policy)?, helper)));
     let status = match probed {
         Ok((mut status, saki)) => {
             // The unasked policy is probed too: it is what `read_only_unasked` reports.

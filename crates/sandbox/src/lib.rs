@@ -376,6 +376,18 @@ impl SandboxStatus {
     }
 }
 
+/// The program shell commands go through: the small `saki-sandbox-exec` beside `saki`
+/// when it is there (an exec of it costs a fraction of one of saki, and every command
+/// costs two), else `saki` itself, whose `sandbox-exec` subcommand is the same helper.
+pub fn helper_program(saki: &Path) -> PathBuf {
+    let small = saki.with_file_name("saki-sandbox-exec");
+    if small.is_file() {
+        small
+    } else {
+        saki.to_path_buf()
+    }
+}
+
 /// Asks the helper whether Landlock can be enforced here (it restricts a throwaway
 /// process, never this one). `launcher` is the saki binary. `Err` when the helper itself
 /// does not work: then commands must not be sent through it.
