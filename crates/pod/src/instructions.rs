@@ -103,8 +103,11 @@ fn civil_date(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// AGENTS.md files that apply to `cwd`: the global one, then from the repository root
-/// (the nearest ancestor with `.git`, else `root`) down to `cwd`.
+/// Instruction files that apply to `cwd`: the global one, then from the repository root
+/// (the nearest ancestor with `.git`, else `root`) down to `cwd`. In each directory
+/// `AGENTS.md`, or where there is none `CLAUDE.md` (projects set up for Claude Code keep
+/// their rules there). A repository's file that leads outside the repository (a symlink
+/// to `~/.aws/credentials`) is not read: it would go to the provider with every request.
 pub fn agents_md_paths(root: &Path, cwd: &Path, global_dir: Option<&Path>) -> Vec<PathBuf> {
     let top = cwd
         .ancestors()
@@ -112,12 +115,24 @@ pub fn agents_md_paths(root: &Path, cwd: &Path, global_dir: Option<&Path>) -> Ve
         .unwrap_or(root);
     let mut chain: Vec<&Path> = cwd.ancestors().take_while(|a| a.starts_with(top)).collect();
     chain.reverse();
-    global_dir
-        .map(|g| g.join("AGENTS.md"))
+    let inside = |path: &Path| {
+        let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
+        path.canonicalize().is_ok_and(|real| real.starts_with(&top))
+    };
+    let global = global_dir.and_then(instructions_in);
+    let repository = chain
         .into_iter()
-        .chain(chain.into_iter().map(|d| d.join("AGENTS.md")))
-        .filter(|p| p.is_file())
-        .collect()
+        .filter_map(instructions_in)
+        .filter(|p| inside(p));
+    global.into_iter().chain(repository).collect()
+}
+
+/// The instruction file of `dir`: `AGENTS.md`, else `CLAUDE.md`, if either is a file.
+fn instructions_in(dir: &Path) -> Option<PathBuf> {
+    ["AGENTS.md", "CLAUDE.md"]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
 }
 
 /// The project instructions section, size-capped with a note when cut.
@@ -283,6 +298,16 @@ mod tests {
         );
         let text = project_instructions(&paths);
         assert!(text.find("global rule").unwrap() < text.find("repo rule").unwrap());
+        // CLAUDE.md where a directory has no AGENTS.md; never both; never outside.
+        std::fs::write(repo.join("CLAUDE.md"), "claude rule").unwrap();
+        std::fs::remove_file(sub.join("AGENTS.md")).unwrap();
+        std::fs::write(sub.join("CLAUDE.md"), "sub claude rule").unwrap();
+        let paths = agents_md_paths(&repo, &sub, None);
+        assert_eq!(paths, [repo.join("AGENTS.md"), sub.join("CLAUDE.md")]);
+        std::fs::remove_file(sub.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("cfg/AGENTS.md"), sub.join("CLAUDE.md"))
+            .unwrap();
+        assert_eq!(agents_md_paths(&repo, &sub, None), [repo.join("AGENTS.md")]);
         assert!(
             text.contains("[...cut: 8192 of 20000 bytes shown]"),
             "{}",
