@@ -378,6 +378,9 @@ pub struct Overrides {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub provider: String,
+    /// No provider was named: `openai-compatible` was taken from a bare `--base-url`
+    /// (or `SAKI_BASE_URL`), so what the server is is saki's to find out.
+    pub provider_inferred: bool,
     pub wire_api: WireApi,
     pub base_url: String,
     pub api_key: Option<String>,
@@ -515,12 +518,13 @@ pub fn resolve(
         .base_url
         .clone()
         .or_else(|| env_nonempty("SAKI_BASE_URL"));
-    let name = match overrides
+    let named = overrides
         .provider
         .clone()
         .or_else(|| env_nonempty("SAKI_PROVIDER"))
-        .or_else(|| file.provider.clone())
-    {
+        .or_else(|| file.provider.clone());
+    let provider_inferred = named.is_none() && base_url_override.is_some();
+    let name = match named {
         Some(name) => name,
         None if base_url_override.is_some() => "openai-compatible".to_owned(),
         None => detect_from_keys(env_nonempty)?,
@@ -610,6 +614,7 @@ pub fn resolve(
     let local_kind = name.clone();
     Ok(Resolved {
         provider: name,
+        provider_inferred,
         wire_api,
         base_url,
         api_key,

@@ -139,9 +139,15 @@ pub async fn prepare(
         }
         None => None,
     };
-    // Only servers said to be llama.cpp or Ollama are asked: any other server gets no
-    // request it did not ask for (a gateway may bill it, a replay server serves it).
-    let asks = matches!(resolved.provider.as_str(), "llamacpp" | "ollama");
+    // Servers said to be llama.cpp or Ollama are asked, and a server reached by a bare
+    // `--base-url` on this machine or a private network (no provider named): saki then
+    // behaves the same whichever way the person reached a local server. A public host,
+    // or one the person declared a generic OpenAI-compatible server, gets no request it
+    // did not ask for (a gateway may bill it, a replay server serves it).
+    let asks = matches!(resolved.provider.as_str(), "llamacpp" | "ollama")
+        || (resolved.provider_inferred
+            && resolved.wire_api == saki_llm_client::WireApi::Chat
+            && saki_llm_client::server_info::is_private_url(&resolved.base_url));
     if asks {
         resolved.server = saki_llm_client::server_info::discover(
             &resolved.base_url,
@@ -158,6 +164,15 @@ pub async fn prepare(
 /// its context window, unless config sets one, and a bound on each answer.
 fn apply_server_facts(resolved: &mut Resolved) {
     let window = resolved.server.and_then(|s| s.context_window);
+    // A small model with tools samples greedily unless config sets a temperature: a
+    // server's default sampling cost two of seven everyday tasks on a 0.5B model.
+    let small = resolved
+        .server
+        .and_then(|s| s.parameters)
+        .is_some_and(|n| n < crate::config::PROMPTED_BELOW_PARAMETERS);
+    if small && resolved.temperature.is_none() {
+        resolved.temperature = Some(0.0);
+    }
     // A small local model can repeat itself until its context is full: bound each answer.
     if resolved.server.is_some() && resolved.requested_max_output.is_none() {
         let window = window.or(resolved.limits.context_window).unwrap_or(8192);

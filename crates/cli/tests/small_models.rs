@@ -300,3 +300,42 @@ fn ollama_model_facts_choose_how_tools_are_offered() {
         assert_eq!(body.get("tools").is_some(), expected == "native", "{body}");
     }
 }
+
+#[test]
+fn a_local_server_reached_by_base_url_alone_is_asked_what_it_is_and_sampled_greedily() {
+    let server = MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tool_calls": true}}),
+    );
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
+    );
+    server.push(Turn::text("Hello."));
+    let e = env_with(&[]);
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--base-url",
+            &server.openai_url(),
+            "-m",
+            "local",
+            "--json",
+            "hi",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let events = json_lines(&out);
+    // The same as --provider llamacpp: tools in the prompt for a 0.6B model, the
+    // server's window, and greedy sampling.
+    assert_eq!(events[0]["tool_calling"], "prompted", "{}", events[0]);
+    assert_eq!(events[0]["context_window"], 8192, "{}", events[0]);
+    let request = &server.requests()[0].body;
+    assert_eq!(request["temperature"], 0.0, "{request}");
+}

@@ -50,6 +50,36 @@ pub struct ServerInfo {
     pub template_tools: Option<bool>,
 }
 
+/// Whether `base_url` names this machine or a private network (loopback, RFC 1918,
+/// link-local, IPv6 unique-local, `localhost`): a server there is asked what it is. A
+/// public host is never sent a request it did not ask for (a gateway may bill it).
+pub fn is_private_url(base_url: &str) -> bool {
+    use std::net::IpAddr;
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private())
+        }
+        Err(_) => {
+            let name = host.to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
 /// Asks the server behind `base_url` what it is (llama.cpp's `/props`, then Ollama's
 /// `/api/show` for `model`); `None` when neither answers.
 pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Option<ServerInfo> {
@@ -181,6 +211,30 @@ pub async fn wait_until_ready(base_url: &str, deadline: Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_machine_and_private_networks_are_asked() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434",
+            "http://[::1]:8080/v1",
+            "http://10.1.2.3/v1",
+            "http://192.168.1.20:8000/v1",
+            "http://172.16.0.5/v1",
+            "http://[fd00::1]/v1",
+        ] {
+            assert!(is_private_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "https://openrouter.ai/api/v1",
+            "http://8.8.8.8/v1",
+            "http://172.32.0.1/v1",
+            "not a url",
+        ] {
+            assert!(!is_private_url(url), "{url}");
+        }
+    }
     use serde_json::json;
 
     #[test]
