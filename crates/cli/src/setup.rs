@@ -413,13 +413,7 @@ pub fn shell(
             all => all.clone(),
         };
     }
-    let commands_env = |name: &str| {
-        runtime
-            .env()
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, value)| std::ffi::OsString::from(value))
-    };
+    let commands_env = |name: &str| runtime.var(name);
     let unasked = policy.for_unasked(
         workspace.roots(),
         runtime.tmp_unasked(),
@@ -494,13 +488,7 @@ fn probe_speculation_overlay(
         upper,
         work,
     };
-    let env = |name: &str| {
-        runtime
-            .env()
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, value)| std::ffi::OsString::from(value))
-    };
+    let env = |name: &str| runtime.var(name);
     let speculation = policy
         .for_speculation(workspace.roots(), runtime.tmp_unasked(), &env, home, mount)
         .ok_or("the sandbox is off")?;

@@ -154,12 +154,7 @@ impl ShellRuntime {
         let Some((roots, home)) = &launcher.speculation else {
             return false;
         };
-        let env = |name: &str| {
-            self.env
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| std::ffi::OsString::from(v))
-        };
+        let env = |name: &str| self.var(name);
         let policy = launcher.policy.for_speculation(
             roots,
             self.tmp_unasked(),
@@ -200,6 +195,14 @@ impl ShellRuntime {
     /// The environment commands run with.
     pub fn env(&self) -> &[(String, String)] {
         &self.env
+    }
+
+    /// One variable of the environment commands run with.
+    pub fn var(&self, name: &str) -> Option<std::ffi::OsString> {
+        self.env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, value)| std::ffi::OsString::from(value))
     }
 }
 
