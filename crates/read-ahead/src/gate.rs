@@ -6,7 +6,7 @@
 //! | `read_file` | allow; `path` resolved through the overlay (overlay copy once written) |
 //! | `ls`, `glob`, `grep` | allow; `path` made canonical, the tools merge the overlay in |
 //! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
-//! | `shell` | allow when the classifier proves the command read-only and in scope (no outside path, no environment), in any mode; else boundary |
+//! | `shell` | proven read-only and in scope: allow (the read-only sandbox), in any mode; in `auto-edit` / `yolo`, any other command in scope that needs no network: allow in an overlay of the workspace (`overlay: true`); else a named boundary (`network`, `out_of_scope`, `overlay_unavailable`, `approval_mode`) |
 //! | `update_plan` | allow: it only shows a checklist, and its call is history like any other |
 //! | MCP tools (`mcp__…`), whatever their annotations and the mode | boundary |
 //! | web, agent, ask-user, memory and unknown tools | boundary |
