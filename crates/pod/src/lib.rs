@@ -23,3 +23,8 @@ pub mod reread;
 pub mod summary;
 
 pub use compactor::{CompactionSettings, Compactor};
+pub mod agents;
+pub mod frontmatter;
+pub mod memory;
+pub mod skill_tool;
+pub mod skills;
