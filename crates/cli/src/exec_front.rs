@@ -203,6 +203,12 @@ impl ExecFront {
                 saved_ms,
                 pipelined,
             } => return self.accepted(&items, &files, commands_run, saved_ms, pipelined),
+            EngineEvent::Question(request) => {
+                crate::delegation_output::question(request, self.json, &self.printer)
+            }
+            EngineEvent::Subagent(event) => {
+                crate::delegation_output::subagent(&event, self.json, &self.printer)
+            }
             EngineEvent::Status(_)
             | EngineEvent::Tokens(_)
             | EngineEvent::TurnStarted

@@ -3,6 +3,7 @@
 mod args;
 mod compact;
 mod config;
+mod delegation_output;
 mod diagnostics;
 mod exec;
 mod exec_front;

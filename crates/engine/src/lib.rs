@@ -6,8 +6,10 @@
 //! and answer approvals. While a turn runs it still listens, so Cancel stops it and a
 //! mode change applies at once. See README.md.
 
+mod ask;
 mod bridge;
 mod commands;
+mod delegation;
 pub mod describe;
 mod plan;
 mod prewarm;
@@ -16,6 +18,7 @@ mod read_ahead;
 mod recorder;
 mod session;
 mod sessions;
+mod subagent;
 mod turn;
 mod undo;
 
@@ -24,18 +27,22 @@ pub mod harness;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_delegation;
+#[cfg(test)]
 mod tests_read_ahead;
 #[cfg(test)]
 mod tests_undo;
 #[cfg(test)]
 mod tests_usage;
 
+pub use delegation::Delegation;
 pub use prewarm::is_local;
 pub use protocol::TurnEntry;
 pub use protocol::{
     Action, Alert, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
     SpecState, SpeculationEnded, Status, TurnEnd,
 };
+pub use protocol::{QuestionKind, QuestionRequest, SubagentEvent, LEAVE_PLAN_OPTIONS};
 pub use recorder::{FailureReporter, Recorder};
 /// Names a custom command cannot take: front ends keep their own lists in step with it.
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
@@ -158,6 +165,10 @@ pub struct Engine {
     prewarm: Option<prewarm::Prewarm>,
     /// Every turn's file changes, for `/undo` and `/rewind` (`undo.rs`).
     checkpoints: saki_undo::Checkpoints,
+    /// Who answers approvals (subagents ask the same one).
+    approver: Arc<dyn Approver>,
+    /// Skills, agents and memory (`delegation.rs`); `None` until set.
+    delegation: Option<Arc<Delegation>>,
 }
 
 /// What the action loop does while something long runs.
@@ -206,8 +217,12 @@ impl Engine {
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());
         let approver = approver.unwrap_or_else(|| Arc::new(bridge::UiApprover(ui.clone())));
-        let mut policy =
-            ApprovalPolicy::shared(mode.clone(), grants.clone(), approver, workspace.clone());
+        let mut policy = ApprovalPolicy::shared(
+            mode.clone(),
+            grants.clone(),
+            approver.clone(),
+            workspace.clone(),
+        );
         if let Some(mcp) = mcp {
             policy = policy.with_mcp(mcp);
         }
@@ -263,6 +278,8 @@ impl Engine {
             read_ahead: ReadAhead::default(),
             prewarm: None,
             checkpoints,
+            approver,
+            delegation: None,
         }
     }
 
@@ -411,6 +428,14 @@ impl Engine {
                 }
                 Action::Rewind { turn, force } => {
                     self.rewind(turn, force).await;
+                    false
+                }
+                Action::ListSkills => {
+                    self.list_skills();
+                    false
+                }
+                Action::ListMemory => {
+                    self.list_memory();
                     false
                 }
                 Action::Cancel => false,

@@ -71,6 +71,10 @@ pub enum Action {
     SuggestionShown {
         text: String,
     },
+    /// `/skills`: report the skills the session knows.
+    ListSkills,
+    /// `/memory`: report the instruction files in effect and where `remember` writes.
+    ListMemory,
     Quit,
 }
 
@@ -136,6 +140,52 @@ pub struct ApprovalRequest {
     /// Why this call is asked about beyond the mode's rule (`reads the environment: $HOME`).
     pub why: Option<String>,
     pub reply: oneshot::Sender<Approval>,
+}
+
+/// A question a tool call puts to the person: `ask_user`, or `exit_plan_mode` asking
+/// whether to leave plan mode. A front end shows `question` with `options` and sends the
+/// answer through `reply`: `Some(text)` (one of `options`, or any text when `free_text`).
+/// `None`, or dropping `reply`, means nobody can answer: `ask_user` then gets an error
+/// result saying so, and `exit_plan_mode` ends the turn with the plan (what `saki exec`
+/// does at once). The engine waits for the reply while the tool call runs; Cancel stops
+/// the wait.
+#[derive(Debug)]
+pub struct QuestionRequest {
+    /// The tool call asking.
+    pub call_id: String,
+    pub question: String,
+    /// Answers to offer, in the model's order (may be empty for `ask_user`).
+    pub options: Vec<String>,
+    /// Whether an answer other than `options` may be given.
+    pub free_text: bool,
+    pub kind: QuestionKind,
+    pub reply: oneshot::Sender<Option<String>>,
+}
+
+/// What a [`QuestionRequest`] is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionKind {
+    /// `ask_user`: the model asks the person.
+    Ask,
+    /// `exit_plan_mode` in plan mode: the model presents `plan` (Markdown). `options` are
+    /// [`LEAVE_PLAN_OPTIONS`]: the approval mode to switch to, or staying in plan mode.
+    LeavePlan { plan: String },
+}
+
+/// The answers to [`QuestionKind::LeavePlan`]: switch to `default`, to `auto-edit`, or
+/// stay in plan mode.
+pub const LEAVE_PLAN_OPTIONS: [&str; 3] = ["default", "auto-edit", "stay in plan mode"];
+
+/// What a subagent (a running `agent` tool call) reported: its Worker's events (its
+/// tool calls and results, answer, usage), under the call that started it. Its items
+/// are in the session log under the same call, never in the conversation's history.
+#[derive(Debug, Clone)]
+pub struct SubagentEvent {
+    /// The `agent` tool call this subagent runs for.
+    pub parent_call_id: String,
+    /// The agent's name (`explore`, `general`, a custom agent's).
+    pub agent: String,
+    pub event: WorkerEvent,
 }
 
 /// One saved session, for the `/resume` picker.
@@ -275,6 +325,11 @@ pub enum EngineEvent {
         plan: saki_tools::plan::Plan,
         restored: bool,
     },
+    /// A tool call asks the person something (see [`QuestionRequest`]).
+    Question(QuestionRequest),
+    /// A subagent's progress (see [`SubagentEvent`]); also replayed after
+    /// [`EngineEvent::History`] for a resumed session's subagents.
+    Subagent(SubagentEvent),
 }
 
 impl From<Alert> for EngineEvent {

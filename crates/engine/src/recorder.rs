@@ -34,6 +34,12 @@ enum Job {
         keep: usize,
         turn: u64,
     },
+    /// A subagent's items, under the `agent` call that runs it.
+    Subagent {
+        parent: String,
+        agent: String,
+        items: Vec<Item>,
+    },
 }
 
 /// Reports the first write failure once.
@@ -161,6 +167,20 @@ impl Recorder {
         }
     }
 
+    /// Records a subagent's committed items under its parent call (never history).
+    pub fn observe_subagent(&self, parent: &str, agent: &str, event: &WorkerEvent) {
+        let items = match event {
+            WorkerEvent::Committed(item) => vec![item.clone()],
+            WorkerEvent::CommittedMany(items) => items.clone(),
+            _ => return,
+        };
+        self.send(Job::Subagent {
+            parent: parent.to_owned(),
+            agent: agent.to_owned(),
+            items,
+        });
+    }
+
     /// Records a compaction that changed history, and says whether it was written.
     pub async fn record_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
         let (reply, answer) = oneshot::channel();
@@ -236,6 +256,11 @@ fn write_jobs(mut writer: SessionWriter, queue: &Receiver<Job>, failures: &Failu
             }
             Job::Undo(note) => failures.report(writer.append_undo(&note)),
             Job::Rewind { keep, turn } => failures.report(writer.append_rewind(keep, turn)),
+            Job::Subagent {
+                parent,
+                agent,
+                items,
+            } => failures.report(writer.append_subagent(&parent, &agent, &items)),
         }
         if next.is_none() {
             next = queue.recv().ok();

@@ -137,6 +137,7 @@ impl Engine {
         let reporter = Some(self.reporter());
         let recorded = (loaded.meta.provider.clone(), loaded.meta.model.clone());
         let turns = loaded.turns;
+        let log = loaded.path.clone();
         // Opening the log (and, for an old session without a stored prompt, git): off the
         // runtime's threads.
         let opened = tokio::task::spawn_blocking(move || {
@@ -157,6 +158,7 @@ impl Engine {
                 self.key_cache_to_session();
                 self.cache = CacheSafeStore::default();
                 self.send_history(opened.history);
+                self.replay_subagents(&log);
                 for warning in opened.warnings {
                     self.alert(Level::Warn, warning);
                 }

@@ -28,3 +28,4 @@ pub mod frontmatter;
 pub mod memory;
 pub mod skill_tool;
 pub mod skills;
+pub mod subagent_log;

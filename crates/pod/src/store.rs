@@ -99,6 +99,13 @@ enum Line {
         keep: usize,
         turn: u64,
     },
+    /// An item of a subagent (an `agent` tool call's own loop), under its parent call:
+    /// shown on resume, never part of the conversation's history.
+    Subagent {
+        parent_call_id: String,
+        agent: String,
+        item: Item,
+    },
 }
 
 /// A session read back from disk.
@@ -318,7 +325,7 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
                 turns += u64::from(matches!(item, Item::User { .. }));
                 items.push(item);
             }
-            Ok(Line::Undo(_)) => {}
+            Ok(Line::Undo(_) | Line::Subagent { .. }) => {}
             Ok(Line::Rewind { keep, .. }) if keep <= items.len() => {
                 let cut = items[keep..]
                     .iter()
@@ -406,6 +413,24 @@ impl SessionWriter {
 
     fn write_line(&mut self, line: &Line) -> Result<(), StoreError> {
         self.write_lines(std::slice::from_ref(line))
+    }
+
+    /// Appends a subagent's items under its parent call (see `crate::subagent_log`).
+    pub fn append_subagent(
+        &mut self,
+        parent_call_id: &str,
+        agent: &str,
+        items: &[Item],
+    ) -> Result<(), StoreError> {
+        let lines: Vec<Line> = items
+            .iter()
+            .map(|item| Line::Subagent {
+                parent_call_id: parent_call_id.to_owned(),
+                agent: agent.to_owned(),
+                item: item.clone(),
+            })
+            .collect();
+        self.write_lines(&lines)
     }
 
     fn write_lines(&mut self, lines: &[Line]) -> Result<(), StoreError> {

@@ -190,9 +190,8 @@ impl ToolGate {
             _ if name.starts_with(saki_tools::mcp_approval::MCP_PREFIX) => boundary(format!(
                 "{name} is an MCP tool: it acts outside the overlay"
             )),
-            "agent" | "skill" | "memory" | "ask_user" | "todo_write" | "exit_plan_mode" => {
-                boundary(format!("{name} needs the person"))
-            }
+            "agent" | "skill" | "memory" | "remember" | "ask_user" | "todo_write"
+            | "exit_plan_mode" => boundary(format!("{name} needs the person")),
             _ => boundary(format!("{name} is not known to be safe to run ahead")),
         }
     }

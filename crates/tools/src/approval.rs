@@ -176,6 +176,21 @@ pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
             ),
             None => Assessment::new(CallClass::Web { listed: false }, None, false),
         },
+        // Asking, loading a skill's text and presenting a plan change nothing; a subagent's
+        // own calls pass its own policy (`explore`: plan mode's rule; others: the session's).
+        "skill" | "ask_user" | "exit_plan_mode" | "agent" => {
+            Assessment::new(CallClass::ReadOnly, None, true)
+        }
+        // A write to an instruction file (the project's AGENTS.md, or the global one).
+        "remember" => {
+            let global = call.input.get("scope").and_then(|s| s.as_str()) == Some("global");
+            let target = if global {
+                "the global AGENTS.md"
+            } else {
+                "the project's AGENTS.md"
+            };
+            Assessment::new(CallClass::Edit, Some(format!("appends to {target}")), true)
+        }
         "write_file" | "edit" | "delete_file" => {
             let path = call
                 .input

@@ -235,3 +235,30 @@ fn an_mcp_call_without_the_sessions_facts_is_a_tool_of_an_unknown_server() {
         Verdict::Deny(_)
     ));
 }
+
+#[tokio::test]
+async fn remember_is_an_edit_and_the_asking_tools_run_in_every_mode() {
+    let (policy, approver, mode, _dir) = policy(Approval::Deny("no".into()));
+    let fact = call("remember", json!({"fact": "use tabs", "scope": "global"}));
+    // Asked in default, like an edit, naming where it writes.
+    assert_eq!(
+        policy.pre_tool_call(&fact).await,
+        ToolAction::Deny("no".into())
+    );
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
+    mode.set(ApprovalMode::AutoEdit);
+    assert_eq!(policy.pre_tool_call(&fact).await, ToolAction::Allow);
+    mode.set(ApprovalMode::Plan);
+    assert!(matches!(
+        policy.pre_tool_call(&fact).await,
+        ToolAction::Deny(_)
+    ));
+    for name in ["skill", "ask_user", "exit_plan_mode", "agent"] {
+        assert_eq!(
+            policy.pre_tool_call(&call(name, json!({}))).await,
+            ToolAction::Allow,
+            "{name}"
+        );
+    }
+    assert_eq!(approver.asked.load(Ordering::Relaxed), 1);
+}

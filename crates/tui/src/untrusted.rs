@@ -86,6 +86,19 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
             plan.steps.iter_mut().for_each(|s| clean(&mut s.step));
             EngineEvent::Plan { plan, restored }
         }
+        EngineEvent::Question(mut request) => {
+            clean(&mut request.question);
+            request.options.iter_mut().for_each(clean);
+            if let crate::protocol::QuestionKind::LeavePlan { plan } = &mut request.kind {
+                clean(plan);
+            }
+            EngineEvent::Question(request)
+        }
+        EngineEvent::Subagent(mut event) => {
+            clean(&mut event.agent);
+            event.event = worker_event_of(event.event);
+            EngineEvent::Subagent(event)
+        }
         other @ (EngineEvent::Tokens(_)
         | EngineEvent::TurnStarted
         | EngineEvent::Text(_)

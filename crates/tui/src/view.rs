@@ -87,6 +87,9 @@ impl App {
         if let Some(request) = self.approvals.front() {
             return self.approval_lines(request, width);
         }
+        if let Some(question) = &self.question {
+            return self.question_lines(question, width);
+        }
         if let Some(picker) = &self.picker {
             let mut lines = vec![self.rule(width, "resume a session (↑↓, Enter, Esc)")];
             let start = picker.selected.saturating_sub(9);
@@ -118,6 +121,7 @@ impl App {
                 )
             })
             .collect();
+        lines.extend(self.subagent_lines());
         lines.extend(self.plan_lines(width));
         lines.push(Line::styled(
             "─".repeat(usize::from(width)),

@@ -231,6 +231,7 @@ fn everything_else_is_a_boundary_naming_the_tool() {
         "agent",
         "skill",
         "memory",
+        "remember",
         "ask_user",
         "todo_write",
         "exit_plan_mode",
@@ -408,4 +409,19 @@ fn a_path_copied_from_the_overlay_means_the_workspace_file() {
     let note = format!("wrote {}", copied.display());
     assert_eq!(f.overlay.hide_dir(&note), "wrote src/app.rs");
     assert_eq!(f.overlay.workspace_path("README.md"), "README.md");
+}
+
+#[test]
+fn background_commands_are_a_boundary() {
+    let f = fixture();
+    let gate = ToolGate::new(ApprovalMode::Yolo, f.overlay.clone());
+    let r = reason(gate.check(
+        "shell",
+        &json!({"command": "ls", "background": true}).to_string(),
+    ));
+    assert!(r.contains("background command"), "{r}");
+    for tool in ["shell_output", "shell_kill"] {
+        let r = reason(gate.check(tool, &json!({"id": "bg1"}).to_string()));
+        assert!(r.contains(tool), "{r}");
+    }
 }

@@ -86,7 +86,9 @@ impl App {
     /// Applies what the engine reports.
     pub fn apply(&mut self, event: EngineEvent, now: Instant) {
         self.now = Some(now);
-        match crate::untrusted::sanitized(event) {
+        let event = crate::untrusted::sanitized(event);
+        self.subagent_parent(&event);
+        match event {
             EngineEvent::Status(status) => self.status = status,
             EngineEvent::Tokens(tokens) => self.status.tokens_used = tokens,
             EngineEvent::TurnStarted => {
@@ -108,6 +110,8 @@ impl App {
             }
             EngineEvent::Alert { level, message } => self.transcript.alert(level, message),
             EngineEvent::Approval(request) => self.approvals.push_back(request),
+            EngineEvent::Question(request) => self.question(request),
+            EngineEvent::Subagent(event) => self.subagent(event),
             EngineEvent::Suggestion(text) => {
                 if self.input.is_empty() && !self.busy {
                     let _ = self.suggestion.offer(&text, now);

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// A second Ctrl+C within this time on an idle, empty prompt quits.
+mod delegation;
 mod events;
 mod rewind;
 mod slash;
@@ -58,6 +59,10 @@ pub struct App {
     /// The latest time the app was told (keys, events, ticks): the status line's clock.
     pub(crate) now: Option<Instant>,
     pub approvals: VecDeque<ApprovalRequest>,
+    /// A question from the model (`ask_user`, leaving plan mode), waiting for an answer.
+    pub question: Option<delegation::QuestionPicker>,
+    /// Subagents running now (`agent` calls).
+    pub subagents: delegation::Subagents,
     /// The reason being typed for a denial, when the person pressed `r`.
     pub deny_reason: Option<String>,
     pub picker: Option<Picker>,
@@ -102,6 +107,8 @@ impl App {
             busy_since: None,
             now: None,
             approvals: VecDeque::new(),
+            question: None,
+            subagents: delegation::Subagents::default(),
             deny_reason: None,
             picker: None,
             rewind: None,
@@ -207,6 +214,14 @@ impl App {
             self.on_approval_key(key);
             return;
         }
+        if self.question.is_some() {
+            self.on_question_key(key);
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('o') {
+            self.toggle_subagents();
+            return;
+        }
         if self.picker.is_some() {
             self.on_picker_key(key);
             return;
@@ -227,6 +242,9 @@ impl App {
                 .reply
                 .send(Approval::Deny("the person cancelled the turn".into()));
             self.deny_reason = None;
+            self.act(Action::Cancel);
+        } else if let Some(picker) = self.question.take() {
+            drop(picker);
             self.act(Action::Cancel);
         } else if self.busy {
             self.act(Action::Cancel);
