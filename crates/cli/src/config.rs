@@ -123,6 +123,9 @@ pub struct ModelConfig {
     /// The model reads images (default: what a local server reports, else the built-in
     /// list in `vision.rs`).
     pub vision: Option<bool>,
+    /// USD per million tokens (`{ input, output, cache_read, cache_write }`), over the
+    /// built-in prices (`pricing.rs`).
+    pub pricing: Option<saki_llm_worker::pricing::Pricing>,
 }
 
 /// The `[compaction]` table.
@@ -173,6 +176,9 @@ pub struct FileConfig {
     /// Fill a local server's prompt cache with the base prompt while the first prompt is
     /// typed (default on).
     pub prewarm: Option<bool>,
+    /// Background shell commands (`shell` with `background: true`) running at once
+    /// (default 4; 0 turns them off).
+    pub max_background_shells: Option<usize>,
     #[serde(default)]
     pub compaction: CompactionConfig,
     /// `[undo]`: the checkpoint store's bounds; honoured from trusted files only.
@@ -289,6 +295,9 @@ impl FileConfig {
         if other.prewarm.is_some() {
             self.prewarm = other.prewarm;
         }
+        if other.max_background_shells.is_some() {
+            self.max_background_shells = other.max_background_shells;
+        }
         if other.local_model.is_some() {
             self.local_model = other.local_model;
         }
@@ -339,6 +348,7 @@ impl FileConfig {
             slot.lean_tools = m.lean_tools.or(slot.lean_tools);
             slot.temperature = m.temperature.or(slot.temperature);
             slot.vision = m.vision.or(slot.vision);
+            slot.pricing = m.pricing.or(slot.pricing);
         }
     }
 }
@@ -448,6 +458,8 @@ pub struct Resolved {
     pub temperature: Option<f32>,
     /// `[models.NAME] vision`, when set (see `crate::vision`).
     pub vision: Option<bool>,
+    /// `max_background_shells`, when set.
+    pub max_background_shells: Option<usize>,
 }
 
 /// With `tool_calling = "auto"`, a model with fewer parameters than this, on a local
@@ -655,6 +667,7 @@ pub fn resolve(
         prewarm: file.prewarm.unwrap_or(true),
         temperature: file.models.get(&model_name).and_then(|m| m.temperature),
         vision: file.models.get(&model_name).and_then(|m| m.vision),
+        max_background_shells: file.max_background_shells,
         tool_call_recovery: match file
             .models
             .get(&model_name)
@@ -690,7 +703,7 @@ pub fn resolve(
 }
 
 /// The API key variables of the built-in and configured providers.
-fn key_names(file: &FileConfig) -> Vec<String> {
+pub(crate) fn key_names(file: &FileConfig) -> Vec<String> {
     let mut names: Vec<String> = BUILTIN_PROVIDERS
         .iter()
         .filter_map(|name| builtin(name)?.env_key)

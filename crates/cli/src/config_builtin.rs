@@ -102,5 +102,6 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         lean_tools: None,
         temperature: None,
         vision: None,
+        pricing: None,
     }
 }

@@ -331,6 +331,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             }
         } else {
             eprintln!("[{}]", stats.summary_line());
+            if let Some(line) = crate::pricing::session_line(&stats) {
+                eprintln!("[{line}]");
+            }
         }
     }
     if let (ExitCode::Success, Some(path)) = (code, &args.output_last_message) {
@@ -416,11 +419,14 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
     let usage = serde_json::to_value(outcome.usage).unwrap_or_default();
     let completed = |status: &str, stop_reason: Option<StopReason>| {
         if json_mode {
-            emit(
-                &json!({"type": "turn.completed", "status": status, "stop_reason": stop_reason,
-                "requests": outcome.requests, "usage": usage,
-                "background_usage": background.take().to_json()}),
-            );
+            let spent = background.take();
+            let mut event = json!({"type": "turn.completed", "status": status,
+                "stop_reason": stop_reason, "requests": outcome.requests, "usage": usage,
+                "background_usage": spent.to_json()});
+            if let Some(cost) = crate::pricing::turn_cost(&outcome.usage, &spent) {
+                event["cost_usd"] = cost.into();
+            }
+            emit(&event);
         }
     };
     // The words are the engine's, as every front end shows them.

@@ -369,11 +369,14 @@ impl ExecFront {
         // The follow-up's turn ends, with the background tokens that paid for it (no
         // request ran at the accept).
         if self.json {
-            emit(
-                &json!({"type": "turn.completed", "status": "completed", "speculated": true,
-                "stop_reason": null, "requests": 0, "usage": UsageEvent::default(),
-                "background_usage": self.background.take().to_json()}),
-            );
+            let spent = self.background.take();
+            let mut event = json!({"type": "turn.completed", "status": "completed",
+                "speculated": true, "stop_reason": null, "requests": 0,
+                "usage": UsageEvent::default(), "background_usage": spent.to_json()});
+            if let Some(cost) = crate::pricing::turn_cost(&UsageEvent::default(), &spent) {
+                event["cost_usd"] = cost.into();
+            }
+            emit(&event);
         }
         if self.remaining == 0 {
             return Next::Done(ExitCode::Success);

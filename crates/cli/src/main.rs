@@ -8,6 +8,7 @@ mod diagnostics;
 mod exec;
 mod exec_front;
 mod exit;
+mod export;
 mod interactive;
 mod last_message;
 mod local;
@@ -17,6 +18,7 @@ pub mod mcp_setup;
 mod output;
 mod output_schema;
 mod panics;
+mod pricing;
 mod sandbox_exec;
 mod session;
 mod setup;
@@ -67,6 +69,9 @@ enum Command {
     /// Take back the file changes of a session's last turns (no git needed): `--list`
     /// shows the checkpoints, `--redo` puts back what the last undo took back.
     Undo(undo_cmd::UndoArgs),
+    /// Export a saved session as a readable transcript (Markdown or one self-contained
+    /// HTML file) or as JSON, API keys redacted.
+    Export(export::ExportArgs),
     /// Tools for looking inside saki.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -282,6 +287,7 @@ fn main() -> std::process::ExitCode {
         Command::Trust { dir } => trust(dir),
         Command::Mcp(command) => mcp_cmd::run(command),
         Command::Undo(args) => undo_cmd::run(args),
+        Command::Export(args) => export::run(args),
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),
     };

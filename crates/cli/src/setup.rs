@@ -76,6 +76,19 @@ pub fn resolve(
         overrides.model = Some(crate::local::MODEL_ALIAS.to_owned());
     }
     let mut resolved = config::resolve(&files, &overrides, &env)?;
+    let compaction_model = resolved.compaction.model.clone();
+    let compaction_model = compaction_model
+        .or(resolved.fast_model_set.clone())
+        .unwrap_or_else(|| resolved.model.clone());
+    crate::pricing::set_session(
+        crate::pricing::table(
+            &files,
+            &resolved.model,
+            &resolved.fast_model,
+            &compaction_model,
+        ),
+        resolved.wire_api,
+    );
     resolved.local_model = local_model;
     resolved.workspace_trusted = workspace_trusted;
     resolved.trust_refused = global.untrusted_directories.iter().any(|d| {
@@ -382,6 +395,9 @@ pub fn shell(
     let env = |k: &str| std::env::var(k).ok();
     let mut runtime = ShellRuntime::new(&resolved.shell_environment, &resolved.key_names)
         .map_err(|e| e.to_string())?;
+    if let Some(n) = resolved.max_background_shells {
+        runtime.background().set_limit(n);
+    }
     let mode = flag
         .or(resolved.sandbox.mode)
         .unwrap_or(SandboxMode::WorkspaceWrite);

@@ -40,6 +40,10 @@ enum Job {
         agent: String,
         items: Vec<Item>,
     },
+    /// The next items are an accepted speculation's (for `saki export`).
+    Speculated(usize),
+    /// A main request's usage (for `saki export`).
+    Usage(saki_llm_client::UsageEvent),
 }
 
 /// Reports the first write failure once.
@@ -158,10 +162,15 @@ impl Recorder {
         match event {
             WorkerEvent::Committed(item) => self.record(item),
             WorkerEvent::CommittedMany(items) => {
+                // Only an accepted speculation commits several items at once.
+                self.send(Job::Speculated(items.len()));
                 self.send(Job::Items(items.clone()));
             }
             WorkerEvent::Compacted(compaction) => {
                 self.send(Job::Compaction(Box::new(compaction.clone()), None));
+            }
+            WorkerEvent::Usage(usage) => {
+                self.send(Job::Usage(*usage));
             }
             _ => {}
         }
@@ -261,6 +270,8 @@ fn write_jobs(mut writer: SessionWriter, queue: &Receiver<Job>, failures: &Failu
                 agent,
                 items,
             } => failures.report(writer.append_subagent(&parent, &agent, &items)),
+            Job::Speculated(count) => failures.report(writer.append_speculated(count)),
+            Job::Usage(usage) => failures.report(writer.append_usage(&usage)),
         }
         if next.is_none() {
             next = queue.recv().ok();

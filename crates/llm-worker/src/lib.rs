@@ -15,6 +15,7 @@ pub mod interceptor;
 mod invented;
 pub mod item;
 pub mod loop_guard;
+pub mod pricing;
 pub mod recovery;
 pub mod responder;
 pub mod schema;

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod dangling;
 pub mod images;
 pub mod store;
+pub mod transcript;
 
 pub use dangling::close_dangling_calls;
 pub use store::{LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreError, UndoNote};

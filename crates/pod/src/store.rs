@@ -79,7 +79,7 @@ pub struct SessionMeta {
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Line {
+pub(crate) enum Line {
     Session(SessionMeta),
     Item {
         item: Item,
@@ -105,6 +105,14 @@ enum Line {
         parent_call_id: String,
         agent: String,
         item: Item,
+    },
+    /// The next `count` items are an accepted speculation's (for `saki export`).
+    Speculated {
+        count: usize,
+    },
+    /// One main request's token usage, as the provider reported it (for `saki export`).
+    Usage {
+        usage: saki_llm_client::UsageEvent,
     },
 }
 
@@ -325,7 +333,12 @@ fn load_file(path: &Path) -> Result<LoadedSession, StoreError> {
                 turns += u64::from(matches!(item, Item::User { .. }));
                 items.push(item);
             }
-            Ok(Line::Undo(_) | Line::Subagent { .. }) => {}
+            Ok(
+                Line::Undo(_)
+                | Line::Subagent { .. }
+                | Line::Speculated { .. }
+                | Line::Usage { .. },
+            ) => {}
             Ok(Line::Rewind { keep, .. }) if keep <= items.len() => {
                 let cut = items[keep..]
                     .iter()
@@ -431,6 +444,27 @@ impl SessionWriter {
             })
             .collect();
         self.write_lines(&lines)
+    }
+
+    /// Written without an fsync: a record only reports read back (usage), whose loss in a
+    /// crash costs nothing; the next item's fsync makes it durable anyway.
+    fn write_unsynced(&mut self, line: &Line) -> Result<(), StoreError> {
+        let mut bytes = serde_json::to_vec(line).map_err(|e| StoreError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        bytes.push(b'\n');
+        self.file.write_all(&bytes).map_err(io(&self.path))
+    }
+
+    /// Records that the next `count` items are an accepted speculation's.
+    pub fn append_speculated(&mut self, count: usize) -> Result<(), StoreError> {
+        self.write_unsynced(&Line::Speculated { count })
+    }
+
+    /// Records one main request's token usage.
+    pub fn append_usage(&mut self, usage: &saki_llm_client::UsageEvent) -> Result<(), StoreError> {
+        self.write_unsynced(&Line::Usage { usage: *usage })
     }
 
     fn write_lines(&mut self, lines: &[Line]) -> Result<(), StoreError> {

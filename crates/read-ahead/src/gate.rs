@@ -241,6 +241,13 @@ impl ToolGate {
         let Some(command) = input.get("command").and_then(Value::as_str) else {
             return boundary("shell call without a command");
         };
+        // It would outlive the speculation, and its effects are outside the overlay.
+        if input.get("background").and_then(Value::as_bool) == Some(true) {
+            return boundary(format!(
+                "background command {} is not run ahead",
+                short(command)
+            ));
+        }
         let workspace = self.overlay.workspace();
         let scope = check_scope(command, workspace);
         let safety = classify(command);
@@ -323,7 +330,13 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
         ))
         .chain(pick(
             &workspace,
-            &["shell", "web_fetch", saki_tools::plan::TOOL_NAME],
+            &[
+                "shell",
+                "shell_output",
+                "shell_kill",
+                "web_fetch",
+                saki_tools::plan::TOOL_NAME,
+            ],
         ))
         .chain({
             // Run and capped as the real ones are (`ls` off the runtime threads).

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 mod values;
-pub use values::secret_value;
+pub use values::{redact, secret_value, REDACTED};
 
 /// Variables kept by `inherit = "core"`, with every `LC_*` ([`is_core`]).
 const CORE: &[&str] = &[

@@ -215,6 +215,8 @@ pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
                 (_, Some(why)) => Assessment::new(CallClass::Exec, Some(why), false),
             }
         }
+        // A background command's own output, or stopping it: the command was approved.
+        "shell_output" | "shell_kill" => Assessment::new(CallClass::ReadOnly, None, true),
         // What its server said about the tool is the policy's to look up (`with_mcp`);
         // without that, it is a tool of a server nobody vouched for.
         name if is_mcp_tool(name) => assess_mcp(None),

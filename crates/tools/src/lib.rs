@@ -17,6 +17,7 @@ pub mod mcp_approval;
 pub mod plan;
 pub mod sanitize;
 pub mod shell;
+pub mod shell_background;
 pub mod shell_runtime;
 pub mod state;
 pub mod suggest;
@@ -45,6 +46,8 @@ pub const TOOL_ORDER: &[&str] = &[
     "glob",
     "grep",
     "shell",
+    "shell_output",
+    "shell_kill",
     "edit",
     "write_file",
     "delete_file",
@@ -54,7 +57,7 @@ pub const TOOL_ORDER: &[&str] = &[
 
 /// Built-in tools a lean tool set leaves out: the small local models these sets are for
 /// pick worse from a longer list (one stopped calling `read_file` when these two joined).
-pub const EXTRA_TOOLS: &[&str] = &["update_plan", "web_fetch"];
+pub const EXTRA_TOOLS: &[&str] = &["update_plan", "web_fetch", "shell_output", "shell_kill"];
 
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
 pub fn rank_of(name: &str) -> u32 {
@@ -76,6 +79,8 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(listing::Glob(workspace.clone())),
         Arc::new(grep::Grep(workspace.clone())),
         Arc::new(shell::Shell(workspace.clone())),
+        Arc::new(shell_background::ShellOutput(workspace.clone())),
+        Arc::new(shell_background::ShellKill(workspace.clone())),
         Arc::new(plan::UpdatePlan),
         Arc::new(web_fetch::WebFetch::new(workspace.web().clone())),
     ];

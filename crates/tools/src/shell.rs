@@ -29,10 +29,13 @@ pub struct Shell(pub Arc<Workspace>);
 struct ShellArgs {
     command: String,
     timeout_secs: Option<u64>,
+    /// Run in the background: return at once with an id (`shell_output`, `shell_kill`).
+    #[serde(default)]
+    background: bool,
 }
 
 /// Keeps the first and the last bytes of a long output.
-struct HeadTail {
+pub(crate) struct HeadTail {
     head: Vec<u8>,
     tail: Vec<u8>,
     total: usize,
@@ -83,11 +86,11 @@ impl HeadTail {
 /// reaps background jobs that would keep the pipes open). Through the helper it asks the
 /// helper to stop (SIGTERM), which kills every descendant, also those outside the process
 /// group, and exits; without it, the whole process group gets SIGKILL.
-struct GroupGuard {
-    pgid: Option<i32>,
-    helper: bool,
+pub(crate) struct GroupGuard {
+    pub(crate) pgid: Option<i32>,
+    pub(crate) helper: bool,
     /// The leader was reaped: its id may belong to someone else now.
-    leader_done: bool,
+    pub(crate) leader_done: bool,
 }
 
 impl Drop for GroupGuard {
@@ -107,7 +110,66 @@ impl Drop for GroupGuard {
     }
 }
 
-fn pump(
+/// Starts `command` as the shell tool runs it: through the sandbox helper when the
+/// runtime has one (under the policy the call's mark says), with the scrubbed
+/// environment, in its own process group, output piped. Returns the child and whether
+/// the helper runs it.
+pub(crate) fn spawn(
+    workspace: &Workspace,
+    command_text: &str,
+    ctx: &ToolExecutionContext,
+) -> Result<(tokio::process::Child, bool), ToolError> {
+    let runtime = workspace.shell_runtime();
+    let launcher = runtime.and_then(|r| r.launcher());
+    let mark = runtime.and_then(|r| r.take_mark(&ctx.call_id));
+    let unasked = mark.is_some();
+    let mut command = match launcher {
+        Some((program, session_policy)) => {
+            let own = runtime.and_then(|r| r.policy_for(mark.as_ref()));
+            let policy = own.as_deref().unwrap_or(session_policy);
+            let mut c = tokio::process::Command::new(program);
+            c.args([HELPER_SUBCOMMAND, "--policy", policy, "--"]);
+            c.arg("bash");
+            c
+        }
+        None => tokio::process::Command::new("bash"),
+    };
+    command.arg("-c").arg(command_text).env_clear();
+    match runtime {
+        Some(r) => {
+            command.envs(r.env().iter().map(|(k, v)| (k, v)));
+            if unasked {
+                for (name, value) in shell_env::unattended(&r.tmp_unasked().to_string_lossy()) {
+                    command.env(name, value);
+                }
+                // Outside the workspace such a command reads only the system and
+                // the toolchains: git is told so, rather than failing on a
+                // ~/.gitconfig it may not open.
+                command.env("GIT_CONFIG_GLOBAL", "/dev/null");
+            }
+        }
+        None => {
+            command.envs(
+                ShellEnvConfig::default()
+                    .build(std::env::vars(), &[])
+                    .unwrap_or_default(),
+            );
+        }
+    };
+    let child = command
+        .current_dir(workspace.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        // The helper must get the chance to clean up; the guard handles it.
+        .kill_on_drop(launcher.is_none())
+        .spawn()
+        .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
+    Ok((child, launcher.is_some()))
+}
+
+pub(crate) fn pump(
     mut reader: impl AsyncRead + Unpin + Send + 'static,
     sink: Arc<Mutex<HeadTail>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -139,7 +201,9 @@ impl Tool for Shell {
         json!({"type": "object", "properties": {
             "command": {"type": "string"},
             "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS,
-                "description": format!("Default {DEFAULT_TIMEOUT_SECS}")}
+                "description": format!("Default {DEFAULT_TIMEOUT_SECS}")},
+            "background": {"type": "boolean", "description":
+                "Run without waiting (a server, a watcher): returns an id for shell_output and shell_kill"}
         }, "required": ["command"]})
     }
     async fn execute(
@@ -153,53 +217,11 @@ impl Tool for Shell {
                 .unwrap_or(DEFAULT_TIMEOUT_SECS)
                 .clamp(1, MAX_TIMEOUT_SECS),
         );
-        let runtime = self.0.shell_runtime();
-        let launcher = runtime.and_then(|r| r.launcher());
-        let mark = runtime.and_then(|r| r.take_mark(&ctx.call_id));
-        let unasked = mark.is_some();
-        let mut command = match launcher {
-            Some((program, session_policy)) => {
-                let own = runtime.and_then(|r| r.policy_for(mark.as_ref()));
-                let policy = own.as_deref().unwrap_or(session_policy);
-                let mut c = tokio::process::Command::new(program);
-                c.args([HELPER_SUBCOMMAND, "--policy", policy, "--"]);
-                c.arg("bash");
-                c
-            }
-            None => tokio::process::Command::new("bash"),
-        };
-        command.arg("-c").arg(&args.command).env_clear();
-        match runtime {
-            Some(r) => {
-                command.envs(r.env().iter().map(|(k, v)| (k, v)));
-                if unasked {
-                    for (name, value) in shell_env::unattended(&r.tmp_unasked().to_string_lossy()) {
-                        command.env(name, value);
-                    }
-                    // Outside the workspace such a command reads only the system and
-                    // the toolchains: git is told so, rather than failing on a
-                    // ~/.gitconfig it may not open.
-                    command.env("GIT_CONFIG_GLOBAL", "/dev/null");
-                }
-            }
-            None => {
-                command.envs(
-                    ShellEnvConfig::default()
-                        .build(std::env::vars(), &[])
-                        .unwrap_or_default(),
-                );
-            }
-        };
-        let mut child = command
-            .current_dir(self.0.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            // The helper must get the chance to clean up; the guard handles it.
-            .kill_on_drop(launcher.is_none())
-            .spawn()
-            .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
+        if args.background {
+            return crate::shell_background::start(&self.0, &args.command, &ctx).await;
+        }
+        let (mut child, helper) = spawn(&self.0, &args.command, &ctx)?;
+        let launcher = helper.then_some(());
         let mut guard = GroupGuard {
             pgid: child.id().and_then(|id| i32::try_from(id).ok()),
             helper: launcher.is_some(),

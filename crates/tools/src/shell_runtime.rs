@@ -23,6 +23,8 @@ pub struct ShellRuntime {
     /// Calls let through without asking anyone, by call id ([`Self::mark_unasked`],
     /// [`Self::mark_speculated`]).
     marks: Mutex<HashMap<String, Mark>>,
+    /// Commands started with `background: true`; killed when the runtime is dropped.
+    background: crate::shell_background::Jobs,
 }
 
 /// What a call was let through as.
@@ -75,6 +77,7 @@ impl ShellRuntime {
             tmp_unasked,
             sandbox: None,
             marks: Mutex::new(HashMap::new()),
+            background: crate::shell_background::Jobs::default(),
         })
     }
 
@@ -190,6 +193,11 @@ impl ShellRuntime {
     /// Whether `call_id` was marked unasked; the mark is used up.
     pub fn take_unasked(&self, call_id: &str) -> bool {
         self.take_mark(call_id) == Some(Mark::Unasked)
+    }
+
+    /// The session's background commands.
+    pub fn background(&self) -> &crate::shell_background::Jobs {
+        &self.background
     }
 
     /// The environment commands run with.

@@ -183,8 +183,13 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             return ExitCode::Internal;
         }
         // One line on what reading ahead did and cost, once the terminal is back.
-        Ok(stats) if suggestions || !stats.background.is_empty() => {
-            eprintln!("{}", stats.summary_line());
+        Ok(stats) => {
+            if suggestions || !stats.background.is_empty() {
+                eprintln!("{}", stats.summary_line());
+            }
+            if let Some(line) = crate::pricing::session_line(&stats) {
+                eprintln!("{line}");
+            }
         }
         _ => {}
     }

@@ -79,32 +79,80 @@ fn url_with_password(value: &str) -> bool {
 /// A token of one of [`TOKEN_PREFIXES`]' shapes, or an AWS access key id, where a word
 /// starts in `value`.
 fn has_token(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    (0..bytes.len()).any(|at| {
-        if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
-            return false;
-        }
-        let rest = &bytes[at..];
-        let prefixed = TOKEN_PREFIXES.iter().any(|(prefix, charset, least)| {
-            rest.strip_prefix(prefix.as_bytes())
-                .is_some_and(|body| body.iter().take_while(|b| charset.has(**b)).count() >= *least)
-        });
-        prefixed
-            || AWS_PREFIXES.iter().any(|prefix| {
-                rest.strip_prefix(prefix.as_bytes()).is_some_and(|body| {
-                    let id = body
-                        .iter()
-                        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-                        .count();
-                    id == 16 && !body.get(16).is_some_and(u8::is_ascii_alphanumeric)
-                })
-            })
+    (0..value.len()).any(|at| token_at(value.as_bytes(), at).is_some())
+}
+
+/// The length of the token that starts at byte `at`, if one does (see [`has_token`]).
+fn token_at(bytes: &[u8], at: usize) -> Option<usize> {
+    if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+        return None;
+    }
+    let rest = &bytes[at..];
+    let prefixed = TOKEN_PREFIXES.iter().find_map(|(prefix, charset, least)| {
+        let body = rest.strip_prefix(prefix.as_bytes())?;
+        let len = body.iter().take_while(|b| charset.has(**b)).count();
+        (len >= *least).then_some(prefix.len() + len)
+    });
+    prefixed.or_else(|| {
+        AWS_PREFIXES.iter().find_map(|prefix| {
+            let body = rest.strip_prefix(prefix.as_bytes())?;
+            let id = body
+                .iter()
+                .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+                .count();
+            (id == 16 && !body.get(16).is_some_and(u8::is_ascii_alphanumeric))
+                .then_some(prefix.len() + 16)
+        })
     })
+}
+
+/// What a redacted secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// `text` with every secret in it replaced by [`REDACTED`]: each of `known` (values saki
+/// knows are keys; ones shorter than 8 bytes are ignored, they would match ordinary
+/// words), and every token of a well-known shape ([`secret_value`]'s).
+pub fn redact(text: &str, known: &[String]) -> String {
+    let mut out = text.to_owned();
+    for key in known.iter().filter(|k| k.len() >= 8) {
+        if out.contains(key.as_str()) {
+            out = out.replace(key.as_str(), REDACTED);
+        }
+    }
+    let bytes = out.as_bytes();
+    let mut redacted = String::with_capacity(out.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        match token_at(bytes, at) {
+            // Tokens are ASCII, so both ends are character boundaries.
+            Some(len) => {
+                redacted.push_str(&out[copied..at]);
+                redacted.push_str(REDACTED);
+                at += len;
+                copied = at;
+            }
+            None => at += 1,
+        }
+    }
+    redacted.push_str(&out[copied..]);
+    redacted
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_keys_and_tokens_are_redacted() {
+        let known = vec!["my-own-key-123456".to_owned(), "short".to_owned()];
+        let text = "key my-own-key-123456, token ghp_abcdefghijklmnopqrstuvwxyz0123456789! short é";
+        assert_eq!(
+            redact(text, &known),
+            "key [REDACTED], token [REDACTED]! short é"
+        );
+        assert_eq!(redact("task-sk-abc", &known), "task-sk-abc");
+    }
 
     #[test]
     fn credentials_are_recognised_by_their_value() {
