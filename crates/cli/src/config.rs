@@ -176,6 +176,9 @@ pub struct FileConfig {
     /// Fill a local server's prompt cache with the base prompt while the first prompt is
     /// typed (default on).
     pub prewarm: Option<bool>,
+    /// Levels of subagents (`agent` tool) that may run: 1 (default) lets the session
+    /// start subagents that start none; 0 turns the tool off.
+    pub subagent_depth: Option<u32>,
     /// Background shell commands (`shell` with `background: true`) running at once
     /// (default 4; 0 turns them off).
     pub max_background_shells: Option<usize>,
@@ -294,6 +297,9 @@ impl FileConfig {
         }
         if other.prewarm.is_some() {
             self.prewarm = other.prewarm;
+        }
+        if other.subagent_depth.is_some() {
+            self.subagent_depth = other.subagent_depth;
         }
         if other.max_background_shells.is_some() {
             self.max_background_shells = other.max_background_shells;
@@ -443,6 +449,8 @@ pub struct Resolved {
     pub server: Option<saki_llm_client::server_info::ServerInfo>,
     /// `prewarm` from config (default true).
     pub prewarm: bool,
+    /// `subagent_depth` from config (default 1).
+    pub subagent_depth: u32,
     /// Recover tool calls written as text (`tool_call_recovery`, model over provider;
     /// `auto` means on for Chat Completions).
     pub tool_call_recovery: bool,
@@ -665,6 +673,7 @@ pub fn resolve(
         local_context: file.local_context,
         server: None,
         prewarm: file.prewarm.unwrap_or(true),
+        subagent_depth: file.subagent_depth.unwrap_or(1),
         temperature: file.models.get(&model_name).and_then(|m| m.temperature),
         vision: file.models.get(&model_name).and_then(|m| m.vision),
         max_background_shells: file.max_background_shells,

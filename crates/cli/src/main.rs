@@ -4,6 +4,7 @@ mod args;
 mod compact;
 mod config;
 mod delegation_output;
+mod delegation_setup;
 mod diagnostics;
 mod exec;
 mod exec_front;

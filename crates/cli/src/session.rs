@@ -33,7 +33,13 @@ pub fn build_system_prompt(workspace: &std::path::Path) -> String {
         .unwrap_or_else(|| workspace.to_path_buf());
     let paths = saki_pod::instructions::agents_md_paths(workspace, &cwd, global_dir.as_deref());
     let instructions = saki_pod::instructions::project_instructions(&paths);
-    saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
+    let mut prompt =
+        saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions);
+    prompt.push_str(&crate::delegation_setup::skills_section(
+        workspace,
+        global_dir.as_deref(),
+    ));
+    prompt
 }
 
 /// The session `resume` names, loaded (`None` for a new one); `Err` says why it cannot be.

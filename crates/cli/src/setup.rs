@@ -354,6 +354,8 @@ pub fn engine(
         let level = saki_engine::Level::Warn;
         let _ = front.events.send(EngineEvent::Alert { level, message });
     }
+    let delegation =
+        crate::delegation_setup::delegation(resolved, workspace.root(), &front.events);
     let mut engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),
@@ -381,6 +383,7 @@ pub fn engine(
         events: front.events,
     });
     engine.set_undo_limits(resolved.undo.limits());
+    engine.set_delegation(delegation);
     Ok((engine, sandbox, mcp))
 }
 
