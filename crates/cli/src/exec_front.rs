@@ -218,7 +218,8 @@ impl ExecFront {
             | EngineEvent::Turns(_)
             | EngineEvent::Rewound { .. }
             | EngineEvent::Sessions(_)
-            | EngineEvent::Stats(_) => {}
+            | EngineEvent::Stats(_)
+            | EngineEvent::Synced(_) => {}
         }
         Next::Continue
     }

@@ -101,7 +101,7 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// The venv's python with xllamacpp importable, installing it on first use. `note`
 /// tells the person what is happening (it takes seconds, once).
-async fn xllamacpp_python(note: &dyn Fn(&str)) -> Result<PathBuf, LocalError> {
+async fn xllamacpp_python(note: &(dyn Fn(&str) + Sync)) -> Result<PathBuf, LocalError> {
     let dir = cache_dir().ok_or(LocalError::NoPython)?;
     let venv = dir.join("venv");
     let python = venv.join("bin").join("python");
@@ -166,7 +166,7 @@ fn free_port() -> Result<u16, LocalError> {
 pub async fn start(
     model: &Path,
     context: u32,
-    note: &dyn Fn(&str),
+    note: &(dyn Fn(&str) + Sync),
 ) -> Result<LocalServer, LocalError> {
     check_model(model)?;
     let port = free_port()?;

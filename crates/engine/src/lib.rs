@@ -18,6 +18,7 @@ mod read_ahead;
 mod recorder;
 mod session;
 mod sessions;
+pub mod slash;
 mod subagent;
 mod turn;
 mod undo;
@@ -39,8 +40,13 @@ pub use delegation::Delegation;
 pub use prewarm::is_local;
 pub use protocol::TurnEntry;
 pub use protocol::{
-    Action, Alert, ApprovalRequest, EngineEvent, Level, NoSuggestion, SessionEntry, SpecOutcome,
-    SpecState, SpeculationEnded, Status, TurnEnd,
+    Action, Alert, ApprovalRequest, Attachment, EngineEvent, Level, NoSuggestion, SessionEntry,
+    SpecOutcome, SpecState, SpeculationEnded, Status, TurnEnd,
+};
+pub use protocol::{
+    Approval, ApprovalMode, ClientError, Item, Plan, PlanStep, ReadAheadStats, StepStatus,
+    StopReason, SuppressReason, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo,
+    ToolExecutionContext, ToolResultStatus, TurnOutcome, TurnStatus, UsageEvent, WorkerEvent,
 };
 pub use protocol::{QuestionKind, QuestionRequest, SubagentEvent, LEAVE_PLAN_OPTIONS};
 pub use recorder::{FailureReporter, Recorder};
@@ -57,11 +63,9 @@ use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
 use saki_pod::commands::CustomCommand;
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
-use saki_read_ahead::{CacheSafeStore, ReadAheadStats, TurnUsage};
+use saki_read_ahead::{CacheSafeStore, TurnUsage};
 use saki_sandbox::{SandboxMode, SandboxStatus};
-use saki_tools::{
-    ApprovalMode, ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace,
-};
+use saki_tools::{ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -138,6 +142,9 @@ pub struct Engine {
     settings: Settings,
     /// The models the person picked (`/model`), for the resolver.
     chosen: (Option<String>, Option<String>),
+    /// The id the session log is created under at the first prompt (a front end that
+    /// names the session before it has one); `None`: a fresh id then.
+    preset_id: Option<String>,
     resolver: Option<Arc<dyn ModelResolver>>,
     prompt_builder: PromptBuilder,
     mcp_report: Option<McpReport>,
@@ -258,6 +265,7 @@ impl Engine {
             workspace,
             settings,
             chosen: (None, None),
+            preset_id: None,
             resolver,
             prompt_builder,
             mcp_report,
@@ -309,7 +317,9 @@ impl Engine {
 
     /// The current session's id, once it has a log.
     pub fn session_id(&self) -> Option<String> {
-        bridge::recorder(&self.slot).map(|r| r.id())
+        bridge::recorder(&self.slot)
+            .map(|r| r.id())
+            .or_else(|| self.preset_id.clone())
     }
 
     pub fn status(&self) -> Status {
@@ -361,7 +371,12 @@ impl Engine {
                     self.prewarm = None;
                     // Before the turn can end: its report carries what prepared it.
                     self.turn_usage.turn_started();
-                    self.submit(text, &mut actions).await
+                    self.submit(text, Vec::new(), &mut actions).await
+                }
+                Action::SubmitParts { text, attachments } => {
+                    self.prewarm = None;
+                    self.turn_usage.turn_started();
+                    self.submit(text, attachments, &mut actions).await
                 }
                 Action::Compress => self.compress(&mut actions).await,
                 Action::SetModel { model, fast } => {
@@ -430,6 +445,10 @@ impl Engine {
                     self.rewind(turn, force).await;
                     false
                 }
+                Action::Sync(n) => {
+                    self.send(EngineEvent::Synced(n));
+                    false
+                }
                 Action::ListSkills => {
                     self.list_skills();
                     false
@@ -476,6 +495,10 @@ impl Engine {
                     }
                     Some(Action::SetApproval(m)) => mode.set(m),
                     Some(Action::Dismiss | Action::SuggestionShown { .. }) => {}
+                    // What came before it was applied or refused already.
+                    Some(Action::Sync(n)) => {
+                        let _ = ui.send(EngineEvent::Synced(n));
+                    }
                     Some(other) => {
                         tracing::debug!(?other, "action ignored while busy");
                         let _ = ui.send(EngineEvent::Alert {

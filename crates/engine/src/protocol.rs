@@ -4,14 +4,18 @@
 //! a turn runs, `exec` renders the same stream as text or JSON Lines, and both can be
 //! tested by feeding them events.
 
-use saki_llm_client::ClientError;
-use saki_llm_worker::{
-    Item, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo, ToolExecutionContext, TurnOutcome,
-    WorkerEvent,
-};
-use saki_read_ahead::{ReadAheadStats, SuppressReason};
-use saki_tools::{Approval, ApprovalMode};
 use tokio::sync::oneshot;
+
+// The types events and actions carry, under the engine's name: a front end depends on
+// this crate alone for what it renders and answers.
+pub use saki_llm_client::{ClientError, StopReason, UsageEvent};
+pub use saki_llm_worker::{
+    Item, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo, ToolExecutionContext, ToolResultStatus,
+    TurnOutcome, TurnStatus, WorkerEvent,
+};
+pub use saki_read_ahead::{ReadAheadStats, SuppressReason};
+pub use saki_tools::plan::{Plan, PlanStep, StepStatus};
+pub use saki_tools::{Approval, ApprovalMode};
 
 /// What the person asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +23,13 @@ pub enum Action {
     /// Run a turn for this text (`@path` references still in it).
     Submit {
         text: String,
+    },
+    /// A prompt with parts beside its text (an editor's embedded file contents, images):
+    /// each attachment joins the prompt as an `@path` reference would, capped and
+    /// scope-checked like one.
+    SubmitParts {
+        text: String,
+        attachments: Vec<Attachment>,
     },
     /// Cancel the running turn (model stream and running tools).
     Cancel,
@@ -71,11 +82,24 @@ pub enum Action {
     SuggestionShown {
         text: String,
     },
+    /// Answered with [`EngineEvent::Synced`] once every action sent before it was carried
+    /// out (or refused as busy): a front end knows when a command's events are all in.
+    Sync(u64),
     /// `/skills`: report the skills the session knows.
     ListSkills,
     /// `/memory`: report the instruction files in effect and where `remember` writes.
     ListMemory,
     Quit,
+}
+
+/// What a prompt carries beside its text ([`Action::SubmitParts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attachment {
+    /// A file's contents as the front end holds them (an editor's unsaved buffer);
+    /// `path` is where the file is, and must be in the workspace.
+    Text { path: String, text: String },
+    /// An image's bytes; `name` is what the transcript calls it.
+    Image { name: String, data: Vec<u8> },
 }
 
 /// An alert made before or outside a turn (setup, `@path` references); a front end hands
@@ -318,6 +342,8 @@ pub enum EngineEvent {
     Sessions(Vec<SessionEntry>),
     /// What reading ahead did and cost this session (`/stats`).
     Stats(ReadAheadStats),
+    /// Every action sent before [`Action::Sync`] with this number was carried out.
+    Synced(u64),
     /// The model's checklist (`update_plan`): after each successful call, and with
     /// `restored` when history was replaced (`/new`, `/resume`, a resumed session; empty
     /// when that history has none).

@@ -6,7 +6,7 @@ use crate::protocol::{EngineEvent, Level, SessionEntry};
 use crate::recorder::{FailureReporter, Recorder};
 use crate::session;
 use crate::Engine;
-use saki_pod::LoadedSession;
+use saki_pod::{LoadedSession, SessionStore};
 use saki_read_ahead::CacheSafeStore;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -34,8 +34,10 @@ impl Engine {
             .as_ref()
             .ok_or("sessions cannot be saved: set XDG_DATA_HOME or HOME")?;
         let system = self.worker.build_request().system.unwrap_or_default();
+        let id = self.preset_id.take().unwrap_or_else(SessionStore::new_id);
         let writer = store
-            .create(
+            .create_as(
+                &id,
                 &self.workspace.root().display().to_string(),
                 &self.settings.provider,
                 self.worker.model(),
@@ -47,6 +49,15 @@ impl Engine {
         bridge::set_recorder(&self.slot, Some(recorder));
         self.key_cache_to_session();
         Ok(())
+    }
+
+    /// Names the session before its log exists: the first prompt creates the log under
+    /// `id` (one [`SessionStore::new_id`] made), so a front end can hand the id out at
+    /// once and resume by it later. [`Self::session_id`] reports it from now on.
+    pub fn preset_session_id(&mut self, id: String) {
+        if bridge::recorder(&self.slot).is_none() {
+            self.preset_id = Some(id);
+        }
     }
 
     /// The provider's prompt cache key follows the current session (OpenAI's
@@ -61,6 +72,7 @@ impl Engine {
     pub(crate) async fn new_session(&mut self) {
         self.discard_speculation();
         bridge::set_recorder(&self.slot, None);
+        self.preset_id = None;
         self.key_cache_to_session();
         self.grants.clear();
         self.worker.set_history(Vec::new());

@@ -1,7 +1,7 @@
 //! The person's turns: a prompt (with its `@path` references), a compaction asked for by
 //! hand, and a change of model.
 
-use crate::protocol::{EngineEvent, Level, TurnEnd};
+use crate::protocol::{Attachment, EngineEvent, Level, TurnEnd};
 use crate::{compactor, Engine, Interrupt};
 use saki_llm_client::{CancellationToken, ClientError};
 use saki_llm_worker::{CompactionTrigger, TurnOutcome, TurnStatus};
@@ -18,13 +18,16 @@ impl Engine {
     pub(crate) async fn submit(
         &mut self,
         text: String,
+        attachments: Vec<Attachment>,
         actions: &mut UnboundedReceiver<Action>,
     ) -> bool {
         let expanded = crate::commands::expand(&self.commands, &text);
         if let Some(warning) = &expanded.warning {
             self.alert(Level::Warn, warning.clone());
         }
-        if !expanded.overrides() && self.try_accept(&expanded.text).await {
+        // A prompt with attachments is not the suggestion, whatever its text says.
+        if attachments.is_empty() && !expanded.overrides() && self.try_accept(&expanded.text).await
+        {
             return false;
         }
         self.discard_speculation();
@@ -34,14 +37,26 @@ impl Engine {
         self.undo_follow_session();
         // `@path` references: resolved now, stashed for the pod interceptor, which puts
         // them right after the user item (or drops them with a cancelled prompt).
-        let (user_text, files, alerts) = FsView::new(self.workspace.clone())
-            .with_vision(self.worker.model(), self.worker.vision())
-            .prepare(
-                &parse_prompt(&expanded.text),
-                self.settings.tool_output_max_bytes,
-            );
+        let view = FsView::new(self.workspace.clone())
+            .with_vision(self.worker.model(), self.worker.vision());
+        let (user_text, mut files, alerts) = view.prepare(
+            &parse_prompt(&expanded.text),
+            self.settings.tool_output_max_bytes,
+        );
         for alert in alerts {
             self.send(alert.into());
+        }
+        for attachment in attachments {
+            let attached = match &attachment {
+                Attachment::Text { path, text } => {
+                    view.attach_text(path, text, self.settings.tool_output_max_bytes)
+                }
+                Attachment::Image { name, data } => view.attach_image(name, data),
+            };
+            match attached {
+                Ok(item) => files.push(item),
+                Err(e) => self.alert(Level::Warn, format!("an attachment was not attached: {e}")),
+            }
         }
         self.pod.stash(files);
         self.send(EngineEvent::TurnStarted);

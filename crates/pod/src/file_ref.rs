@@ -148,6 +148,43 @@ impl FsView {
         Ok(Item::system(format!("[File: {path}]\n{body}")))
     }
 
+    /// A file's contents as a front end holds them (an editor's unsaved buffer), as the
+    /// item an `@path` reference to it would be: `path` must lead into the workspace
+    /// (the file itself may not exist yet), and the text is cut past `max_bytes`. A
+    /// `path` that is a URI of another scheme (`zed://…`) names no file: it is shown as
+    /// it is, with nothing to check.
+    pub fn attach_text(
+        &self,
+        path: &str,
+        text: &str,
+        max_bytes: usize,
+    ) -> Result<Item, ResolveError> {
+        if path.contains("://") {
+            let body = text_of(text.as_bytes(), text.len() as u64, path, max_bytes)?;
+            return Ok(Item::system(format!("[Resource: {path}]\n{body}")));
+        }
+        let real = self
+            .workspace
+            .resolve_for_write(path)
+            .map_err(|e| match e {
+                ScopeError::OutOfScope { .. } => ResolveError::OutOfScope(path.to_owned()),
+                ScopeError::NotFound(_) => ResolveError::NotFound(path.to_owned()),
+                ScopeError::Io { message, .. } => ResolveError::Io {
+                    path: path.to_owned(),
+                    message,
+                },
+            })?;
+        let shown = self.workspace.display(&real);
+        let body = text_of(text.as_bytes(), text.len() as u64, &shown, max_bytes)?;
+        Ok(Item::system(format!("[File: {shown}]\n{body}")))
+    }
+
+    /// An image's bytes as an image item (refused when the model reads none).
+    pub fn attach_image(&self, name: &str, data: &[u8]) -> Result<Item, ResolveError> {
+        crate::images::image_from_bytes(data, name, self.no_vision.as_deref())
+            .map_err(|e| ResolveError::Image(e.to_string()))
+    }
+
     /// A text file of the workspace, cut past `max_bytes` with a notice.
     pub fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
         let real = self.real(path)?;

@@ -90,7 +90,7 @@ fn git_state(cwd: &Path) -> Option<(String, bool)> {
 }
 
 /// Days since 1970-01-01 to a civil date (proleptic Gregorian), UTC.
-fn civil_date(secs: u64) -> String {
+pub fn civil_date(secs: u64) -> String {
     let z = (secs / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

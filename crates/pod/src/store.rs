@@ -167,6 +167,11 @@ impl SessionStore {
         self.dir.join(format!("{id}.jsonl"))
     }
 
+    /// A fresh session id: when it was made and a random part (`1764000000-0a1b2c`).
+    pub fn new_id() -> String {
+        format!("{}-{:06x}", now_secs(), fastrand::u32(..0x100_0000))
+    }
+
     /// Starts a new session file and writes its header.
     pub fn create(
         &self,
@@ -176,9 +181,31 @@ impl SessionStore {
         title: &str,
         system_prompt: Option<&str>,
     ) -> Result<SessionWriter, StoreError> {
+        self.create_as(
+            &Self::new_id(),
+            workspace,
+            provider,
+            model,
+            title,
+            system_prompt,
+        )
+    }
+
+    /// [`Self::create`] under an id given beforehand (one [`Self::new_id`] made, which a
+    /// front end has already named the session by); an id in use is an error.
+    pub fn create_as(
+        &self,
+        id: &str,
+        workspace: &str,
+        provider: &str,
+        model: &str,
+        title: &str,
+        system_prompt: Option<&str>,
+    ) -> Result<SessionWriter, StoreError> {
+        check_id(id)?;
         self.make_private()?;
         let created = now_secs();
-        let id = format!("{created}-{:06x}", fastrand::u32(..0x100_0000));
+        let id = id.to_owned();
         let title: String = title
             .split_whitespace()
             .collect::<Vec<_>>()

@@ -2,7 +2,8 @@
 //! keys into actions; it holds no agent logic (see README.md).
 
 pub mod app;
-pub mod commands;
+/// Slash commands are the engine's: one parser and one list for every front end.
+pub use saki_engine::slash as commands;
 pub mod diff;
 pub mod finder;
 pub mod input;

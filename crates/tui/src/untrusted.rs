@@ -106,7 +106,8 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         | EngineEvent::NoSuggestion(_)
         | EngineEvent::SpeculationEnded(_)
         | EngineEvent::Speculation(_)
-        | EngineEvent::Stats(_)) => other,
+        | EngineEvent::Stats(_)
+        | EngineEvent::Synced(_)) => other,
     }
 }
 

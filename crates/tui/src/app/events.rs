@@ -165,6 +165,8 @@ impl App {
                 self.scroll = 0;
             }
             EngineEvent::Stats(stats) => self.transcript.info(stats.details()),
+            // The UI sends no Sync: it renders each event as it comes.
+            EngineEvent::Synced(_) => {}
             EngineEvent::Plan { plan, .. } => self.plan = Some(plan).filter(|p| !p.is_empty()),
             EngineEvent::Sessions(sessions) => {
                 if sessions.is_empty() {

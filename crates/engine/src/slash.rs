@@ -1,4 +1,5 @@
-//! Slash commands: parsed here, carried out by the app (local ones) or the engine.
+//! Slash commands: one parser and one list for every front end (the UI, `saki acp`); a
+//! front end carries out the local ones (`/help`, `/quit`) and sends the rest as actions.
 
 use saki_tools::ApprovalMode;
 
@@ -199,7 +200,7 @@ mod tests {
     #[test]
     fn every_built_in_name_is_reserved_and_every_reserved_name_is_built_in() {
         let known = |name: &str| !parse(&format!("/{name}")).is_err_and(|e| e.contains("unknown"));
-        for name in saki_engine::BUILT_IN_COMMANDS {
+        for name in crate::BUILT_IN_COMMANDS {
             assert!(known(name), "/{name} is reserved but not a command");
         }
         let listed = HELP
@@ -208,7 +209,7 @@ mod tests {
         for name in listed.chain(["?", "compact", "exit", "clear"]) {
             assert!(known(name), "/{name}");
             assert!(
-                saki_engine::BUILT_IN_COMMANDS.contains(&name),
+                crate::BUILT_IN_COMMANDS.contains(&name),
                 "/{name} is built in but a custom command may take its name"
             );
         }

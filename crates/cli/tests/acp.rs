@@ -1,0 +1,256 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki acp` driven by the ACP SDK's client side, as an editor drives it, against the
+//! mock provider: initialize, sessions, prompts with their updates, approvals both ways,
+//! modes, the model option, list and load.
+
+mod common;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SetSessionModeRequest, StopReason, TextContent,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use common::env_with;
+use saki_testkit::{MockServer, Turn};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+/// Runs `saki acp` in `env` against `url`, answers permission requests with `answer`,
+/// and hands the connection and what the client has been sent to `body`.
+async fn with_agent<F>(env: &common::Env, url: &str, answer: &'static str, body: F) -> Seen
+where
+    F: AsyncFnOnce(ConnectionTo<Agent>, Seen) + Send + 'static,
+{
+    let mut cmd = tokio::process::Command::from(env.cmd());
+    cmd.args([
+        "acp",
+        "--provider",
+        "llamacpp",
+        "--base-url",
+        url,
+        "--no-suggestions",
+    ])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::inherit())
+    .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let seen: Seen = Arc::default();
+    let (notes, asks) = (seen.clone(), seen.clone());
+    let given = seen.clone();
+    Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                notes
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&n).unwrap());
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |r: RequestPermissionRequest, responder, _cx| {
+                let mut asked = serde_json::to_value(&r).unwrap();
+                asked["asked"] = Value::Bool(true);
+                asks.lock().unwrap().push(asked);
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(answer)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            body(cx, given).await;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    drop(child);
+    seen
+}
+
+fn text(t: &str) -> Vec<ContentBlock> {
+    vec![ContentBlock::Text(TextContent::new(t))]
+}
+
+fn updates_of_kind(seen: &Seen, kind: &str) -> Vec<Value> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|v| v["update"]["sessionUpdate"] == kind)
+        .map(|v| v["update"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_streams_its_answer_and_asks_before_an_edit() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Hello from saki"));
+    server.push(Turn::new().with_tool_call(
+        "call_1",
+        "write_file",
+        r#"{"path":"notes.txt","content":"written\n"}"#,
+    ));
+    server.push(Turn::text("Wrote it."));
+    let env = env_with(&[("a.txt", "x\n")]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let seen = with_agent(&env, &url, "allow_once", async move |cx, _seen| {
+        let init = cx
+            .send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        let init = serde_json::to_value(&init).unwrap();
+        assert_eq!(init["agentInfo"]["name"], "saki");
+        assert_eq!(init["agentCapabilities"]["loadSession"], true);
+        assert_eq!(
+            init["agentCapabilities"]["promptCapabilities"]["image"],
+            true
+        );
+        let session = cx
+            .send_request(NewSessionRequest::new(ws.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        let id = session.session_id.clone();
+        let new = serde_json::to_value(&session).unwrap();
+        assert_eq!(new["modes"]["currentModeId"], "default");
+        assert_eq!(new["configOptions"][0]["id"], "model");
+        let done = cx
+            .send_request(PromptRequest::new(id.clone(), text("say hello")))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        let done = cx
+            .send_request(PromptRequest::new(id.clone(), text("write notes.txt")))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+        cx.send_request(SetSessionModeRequest::new(id.clone(), "yolo"))
+            .block_task()
+            .await
+            .unwrap();
+        let listed = cx
+            .send_request(ListSessionsRequest::new())
+            .block_task()
+            .await
+            .unwrap();
+        assert!(listed.sessions.iter().any(|s| s.session_id == id));
+    })
+    .await;
+    let chunks: String = updates_of_kind(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(chunks.contains("Hello from saki") && chunks.contains("Wrote it."));
+    let call = &updates_of_kind(&seen, "tool_call")[0];
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["title"], "Write notes.txt");
+    assert_eq!(call["content"][0]["type"], "diff");
+    let asked: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|v| v["asked"] == true)
+        .cloned()
+        .collect();
+    assert_eq!(asked.len(), 1, "one permission request");
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["allow_once", "allow_session", "reject"]);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("notes.txt")).unwrap(),
+        "written\n"
+    );
+    let statuses: Vec<Value> = updates_of_kind(&seen, "tool_call_update")
+        .iter()
+        .map(|u| u["status"].clone())
+        .collect();
+    assert!(statuses.contains(&Value::from("completed")), "{statuses:?}");
+    assert!(!updates_of_kind(&seen, "available_commands_update").is_empty());
+    assert!(updates_of_kind(&seen, "current_mode_update")
+        .iter()
+        .any(|u| u["currentModeId"] == "yolo"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_edit_is_not_made_and_a_loaded_session_tells_its_history() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call(
+        "call_1",
+        "write_file",
+        r#"{"path":"notes.txt","content":"no\n"}"#,
+    ));
+    server.push(Turn::text("Understood, left alone."));
+    let env = env_with(&[]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let id = Arc::new(Mutex::new(String::new()));
+    let kept = id.clone();
+    let seen = with_agent(&env, &url, "reject", async move |cx, _| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        let session = cx
+            .send_request(NewSessionRequest::new(ws))
+            .block_task()
+            .await
+            .unwrap();
+        *kept.lock().unwrap() = session.session_id.0.to_string();
+        cx.send_request(PromptRequest::new(
+            session.session_id,
+            text("write notes.txt"),
+        ))
+        .block_task()
+        .await
+        .unwrap();
+    })
+    .await;
+    assert!(!env.ws.join("notes.txt").exists());
+    let failed = updates_of_kind(&seen, "tool_call_update");
+    assert!(failed.iter().any(|u| u["status"] == "failed"), "{failed:?}");
+    // A new connection loads the session: its conversation comes back as updates.
+    let id = id.lock().unwrap().clone();
+    let ws = env.ws.clone();
+    let replayed = with_agent(&env, &url, "reject", async move |cx, seen| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        cx.send_request(LoadSessionRequest::new(id, ws))
+            .block_task()
+            .await
+            .unwrap();
+        // The history arrives before the answer to the load.
+        assert!(!seen.lock().unwrap().is_empty());
+    })
+    .await;
+    let users: Vec<Value> = updates_of_kind(&replayed, "user_message_chunk");
+    assert_eq!(users[0]["content"]["text"], "write notes.txt");
+    assert!(!updates_of_kind(&replayed, "tool_call").is_empty());
+    let said: String = updates_of_kind(&replayed, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(said.contains("left alone"));
+}
