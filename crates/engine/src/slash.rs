@@ -16,6 +16,8 @@ pub const HELP: &str = "\
 /redo [--force]       put back what the last /undo took back
 /rewind [--force]     pick a turn: files and conversation go back to before it
 /mcp                  the MCP servers, their state and their tools
+/skills               the skills the model can load
+/memory               the AGENTS.md files in effect and where remember writes
 /quit                 leave (also Ctrl+D on an empty prompt)
 keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
       Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
@@ -47,6 +49,8 @@ pub enum Command {
         force: bool,
     },
     Mcp,
+    Skills,
+    Memory,
     Quit,
 }
 
@@ -69,6 +73,8 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "/new" | "/clear" => no_args(Command::New),
         "/stats" => no_args(Command::Stats),
         "/mcp" => no_args(Command::Mcp),
+        "/skills" => no_args(Command::Skills),
+        "/memory" => no_args(Command::Memory),
         "/model" => match args.as_slice() {
             [] => Ok(Command::Model {
                 name: None,

@@ -58,6 +58,8 @@ impl App {
             Command::Redo { force } => self.redo_command(force),
             Command::Rewind { force } => self.rewind_command(force),
             Command::Mcp => self.act(Action::ListMcp),
+            Command::Skills => self.act(Action::ListSkills),
+            Command::Memory => self.act(Action::ListMemory),
             Command::Resume(None) => self.act(Action::ListSessions),
             Command::Resume(Some(id)) => self.act(Action::Resume { id }),
             Command::Model { name: None, .. } => {
