@@ -1,5 +1,6 @@
 //! The `saki` command.
 
+mod acp_cmd;
 mod args;
 mod compact;
 mod config;
@@ -70,6 +71,10 @@ enum Command {
     /// Take back the file changes of a session's last turns (no git needed): `--list`
     /// shows the checkpoints, `--redo` puts back what the last undo took back.
     Undo(undo_cmd::UndoArgs),
+    /// Serve the Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains
+    /// IDEs, Neovim, Emacs): each session the editor opens is a saki session in the
+    /// folder it names.
+    Acp(acp_cmd::AcpArgs),
     /// Export a saved session as a readable transcript (Markdown or one self-contained
     /// HTML file) or as JSON, API keys redacted.
     Export(export::ExportArgs),
@@ -288,6 +293,7 @@ fn main() -> std::process::ExitCode {
         Command::Trust { dir } => trust(dir),
         Command::Mcp(command) => mcp_cmd::run(command),
         Command::Undo(args) => undo_cmd::run(args),
+        Command::Acp(args) => acp_cmd::run(args),
         Command::Export(args) => export::run(args),
         Command::Debug(DebugCommand::ShellSafety { command, cd }) => shell_safety(command, cd),
         Command::Debug(DebugCommand::PromptSize { cd }) => prompt_size(cd),

@@ -130,7 +130,7 @@ pub fn recover() -> Vec<String> {
 /// config does not set one. Progress notes go to `note`.
 pub async fn prepare(
     resolved: &mut Resolved,
-    note: &dyn Fn(&str),
+    note: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<crate::local::LocalServer>, String> {
     let server = match resolved.local_model.clone() {
         Some(model) => {
