@@ -162,8 +162,8 @@ pub fn sensitive_path(workspace: &Workspace, path: &str) -> Option<String> {
 /// Classifies a call against the workspace it would run in.
 pub fn assess(call: &ToolCallInfo, workspace: &Workspace) -> Assessment {
     match call.name.as_str() {
-        // `update_plan` only shows a checklist.
-        "read_file" | "ls" | "glob" | "grep" | "update_plan" => {
+        // `update_plan` only shows a checklist; `lsp` only asks language servers.
+        "read_file" | "ls" | "glob" | "grep" | "update_plan" | "lsp" => {
             Assessment::new(CallClass::ReadOnly, None, true)
         }
         "web_fetch" => match crate::web_fetch::target_host(&call.input) {

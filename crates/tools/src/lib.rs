@@ -5,6 +5,7 @@ pub mod approval;
 pub mod atomic;
 pub mod blocking;
 pub mod capped;
+pub mod code_intel;
 pub mod common;
 pub mod echo;
 pub mod edit_match;
@@ -45,6 +46,7 @@ pub const TOOL_ORDER: &[&str] = &[
     "ls",
     "glob",
     "grep",
+    "lsp",
     "shell",
     "shell_output",
     "shell_kill",
@@ -57,7 +59,13 @@ pub const TOOL_ORDER: &[&str] = &[
 
 /// Built-in tools a lean tool set leaves out: the small local models these sets are for
 /// pick worse from a longer list (one stopped calling `read_file` when these two joined).
-pub const EXTRA_TOOLS: &[&str] = &["update_plan", "web_fetch", "shell_output", "shell_kill"];
+pub const EXTRA_TOOLS: &[&str] = &[
+    "update_plan",
+    "web_fetch",
+    "shell_output",
+    "shell_kill",
+    code_intel::TOOL_NAME,
+];
 
 /// A built-in tool's place in [`TOOL_ORDER`] (for [`saki_llm_worker::Tool::rank`]).
 pub fn rank_of(name: &str) -> u32 {
@@ -84,10 +92,33 @@ pub fn builtin_tools(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(plan::UpdatePlan),
         Arc::new(web_fetch::WebFetch::new(workspace.web().clone())),
     ];
-    tools
+    let mut tools: Vec<Arc<dyn Tool>> = tools
         .into_iter()
         .map(|tool| capped::wrap(tool, cap))
-        .collect()
+        .collect();
+    if let Some(code_intel) = workspace.code_intel() {
+        tools = with_code_intel(tools, code_intel.as_ref(), None, cap);
+    }
+    tools
+}
+
+/// `tools` with the `lsp` tool added and `edit` / `write_file` reporting diagnostics,
+/// files read through `view` (a speculation's overlay; `None`: the disk).
+pub fn with_code_intel(
+    tools: Vec<Arc<dyn Tool>>,
+    code_intel: &dyn code_intel::CodeIntel,
+    view: Option<Arc<dyn code_intel::FileView>>,
+    cap: usize,
+) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = tools
+        .into_iter()
+        .map(|tool| match tool.name() {
+            "edit" | "write_file" => code_intel.diagnosing(tool, view.clone()),
+            _ => tool,
+        })
+        .collect();
+    tools.push(capped::wrap(code_intel.tool(view), cap));
+    tools
 }
 
 /// A tool server holding the built-in tools.

@@ -18,6 +18,9 @@ pub struct Workspace {
     output_cap: usize,
     /// How `web_fetch` may reach the web (`[web_fetch]`).
     web: crate::web_fetch::WebSettings,
+    /// The session's language servers (`saki-lsp`); `None`: no `lsp` tool, and edits
+    /// report no diagnostics.
+    code_intel: Option<Arc<dyn crate::code_intel::CodeIntel>>,
 }
 
 impl Workspace {
@@ -27,6 +30,7 @@ impl Workspace {
             shell: None,
             output_cap: crate::common::TOOL_OUTPUT_MAX_BYTES,
             web: crate::web_fetch::WebSettings::default(),
+            code_intel: None,
         })
     }
 
@@ -52,6 +56,15 @@ impl Workspace {
     /// Shell commands in this workspace run as `runtime` says.
     pub fn set_shell_runtime(&mut self, runtime: Arc<ShellRuntime>) {
         self.shell = Some(runtime);
+    }
+
+    /// Tools in this workspace ask these language servers.
+    pub fn set_code_intel(&mut self, code_intel: Arc<dyn crate::code_intel::CodeIntel>) {
+        self.code_intel = Some(code_intel);
+    }
+
+    pub fn code_intel(&self) -> Option<&Arc<dyn crate::code_intel::CodeIntel>> {
+        self.code_intel.as_ref()
     }
 
     pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {
