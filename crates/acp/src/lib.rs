@@ -7,6 +7,7 @@
 
 mod agent;
 mod content;
+mod question;
 mod session;
 mod updates;
 

@@ -27,6 +27,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 pub struct ClientFlags {
     /// It shows prompt suggestions (`session.promptSuggestions`).
     suggestions: AtomicBool,
+    /// It fills in forms (`elicitation.form`): `ask_user` can reach the person.
+    elicitation: AtomicBool,
 }
 
 impl ClientFlags {
@@ -36,6 +38,9 @@ impl ClientFlags {
             meta.and_then(|m| m.get("promptSuggestions"))
                 .is_some_and(|v| !v.is_null() && v != &serde_json::Value::Bool(false))
         };
+        if caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()) {
+            self.elicitation.store(true, Ordering::Relaxed);
+        }
         let session_meta = caps.session.as_ref().and_then(|s| s.meta.as_ref());
         if flagged(caps.meta.as_ref()) || flagged(session_meta) {
             self.suggestions.store(true, Ordering::Relaxed);
@@ -62,6 +67,10 @@ impl ClientFlags {
 
     pub fn suggestions(&self) -> bool {
         self.suggestions.load(Ordering::Relaxed)
+    }
+
+    pub fn elicitation(&self) -> bool {
+        self.elicitation.load(Ordering::Relaxed)
     }
 }
 
@@ -267,6 +276,8 @@ impl SessionTask {
             Command::Redo { force } => Some(Action::Redo { force }),
             Command::Rewind { .. } => Some(Action::ListTurns),
             Command::Mcp => Some(Action::ListMcp),
+            Command::Skills => Some(Action::ListSkills),
+            Command::Memory => Some(Action::ListMemory),
         };
         let Some(action) = action else {
             let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
@@ -319,6 +330,9 @@ impl SessionTask {
             }
             EngineEvent::Plan { plan, .. } => self.send(cx, updates::plan(&plan)),
             EngineEvent::Approval(request) => self.ask(request, cx),
+            EngineEvent::Question(request) => {
+                crate::question::put(request, &self.id, self.flags.elicitation(), cx)
+            }
             EngineEvent::Alert { level, message } => {
                 log(level, &message);
                 match current {
