@@ -204,6 +204,9 @@ pub struct FileConfig {
     /// `[web_fetch]`; honoured from trusted files only (it decides what the model may
     /// fetch unasked, and whether it may reach this machine's network).
     pub web_fetch: Option<WebFetchConfig>,
+    /// `lsp = false`, or `[lsp.NAME]` language servers; the tables are honoured from
+    /// trusted files only (they start programs), `lsp = false` from any.
+    pub lsp: Option<saki_lsp::LspSetting>,
     /// Workspaces whose own `.saki/config.toml` is trusted (`saki trust`); honoured from
     /// the global file only.
     #[serde(default)]
@@ -340,6 +343,7 @@ impl FileConfig {
         if other.web_fetch.is_some() {
             self.web_fetch = other.web_fetch;
         }
+        self.lsp = overlay_lsp(self.lsp.take(), other.lsp);
         self.trusted_directories.extend(other.trusted_directories);
         self.untrusted_directories
             .extend(other.untrusted_directories);
@@ -356,6 +360,24 @@ impl FileConfig {
             slot.vision = m.vision.or(slot.vision);
             slot.pricing = m.pricing.or(slot.pricing);
         }
+    }
+}
+
+/// `lsp = false` anywhere turns language servers off; tables merge by name (a later
+/// file's table of a name replaces an earlier one whole).
+fn overlay_lsp(
+    mine: Option<saki_lsp::LspSetting>,
+    other: Option<saki_lsp::LspSetting>,
+) -> Option<saki_lsp::LspSetting> {
+    use saki_lsp::LspSetting::{Servers, Switch};
+    match (mine, other) {
+        (Some(Switch(false)), _) | (_, Some(Switch(false))) => Some(Switch(false)),
+        (Some(Servers(mut a)), Some(Servers(b))) => {
+            a.extend(b);
+            Some(Servers(a))
+        }
+        (Some(Servers(a)), _) => Some(Servers(a)),
+        (_, other) => other,
     }
 }
 
@@ -432,6 +454,8 @@ pub struct Resolved {
     pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
     /// `[web_fetch]` from trusted config files.
     pub web_fetch: WebFetchConfig,
+    /// `lsp` (tables from trusted config files only; see `crate::lsp_setup`).
+    pub lsp: Option<saki_lsp::LspSetting>,
     /// Every API key variable a provider is configured with: never given to commands.
     pub key_names: Vec<String>,
     /// Keys of untrusted config files that were ignored (`file: key`).
@@ -661,6 +685,7 @@ pub fn resolve(
         shell_environment: file.shell_environment.clone().unwrap_or_default(),
         mcp_servers: file.mcp_servers.clone(),
         web_fetch: file.web_fetch.clone().unwrap_or_default(),
+        lsp: file.lsp.clone(),
         key_names: key_names(file),
         ignored: file.ignored.clone(),
         workspace_trusted: false,

@@ -16,6 +16,7 @@ mod last_message;
 mod local;
 mod mcp_cmd;
 mod mcp_config;
+pub mod lsp_setup;
 pub mod mcp_setup;
 mod output;
 mod output_schema;

@@ -338,6 +338,7 @@ pub fn engine(
     let client = client(resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
     let (workspace, sandbox) =
         shell(workspace, resolved, run.sandbox).map_err(|e| (ExitCode::Internal, e))?;
+    let workspace = crate::lsp_setup::attach(resolved, workspace);
     let tools = saki_tools::tool_server(workspace.clone(), resolved.lean_tools)
         .map_err(|e| (ExitCode::Internal, e.to_string()))?;
     // MCP servers start now, in the background; their tools join as each connects.

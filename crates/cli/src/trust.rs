@@ -39,6 +39,13 @@ pub fn strip_untrusted(file: &mut FileConfig) -> Vec<String> {
     for name in std::mem::take(&mut file.mcp_servers).into_keys() {
         ignored.push(format!("mcp_servers.{name}"));
     }
+    // A language server is a program saki would start; turning them off is allowed.
+    if let Some(saki_lsp::LspSetting::Servers(tables)) = &file.lsp {
+        for name in tables.keys() {
+            ignored.push(format!("lsp.{name}"));
+        }
+        file.lsp = None;
+    }
     // What the model may fetch unasked, and whether it may reach this machine's network.
     if file.web_fetch.take().is_some() {
         ignored.push("web_fetch".to_owned());

@@ -465,6 +465,10 @@ impl Engine {
             }
         }
         self.discard_speculation();
+        // Language servers stop with the session.
+        if let Some(code_intel) = self.workspace.code_intel() {
+            code_intel.shutdown().await;
+        }
         // What reading ahead spent for a turn that never came is reported at the end.
         self.turn_usage.close();
         self.read_ahead_stats()

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 /// Built-in tools that do not block a runtime thread: `shell` waits on its process
 /// asynchronously, `lsp` on its language server, `glob` and `grep` walk on the
-/// blocking pool themselves. Every other built-in tool runs through [`execute`] (see [`crate::capped::wrap`]).
+/// blocking pool themselves. Every other built-in tool runs through [`execute`] (see
+/// [`crate::capped::wrap`]).
 pub const ASYNC_TOOLS: &[&str] = &["shell", "glob", "grep", "web_fetch", "lsp"];
 
 /// `inner.execute(input, ctx)`, run on tokio's blocking pool (inline outside a runtime).
