@@ -1,6 +1,5 @@
 //! read_file, write_file, edit and delete_file.
 
-use crate::atomic::write_atomic;
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
 use crate::echo::{echo_error, echoed_note};
 use crate::edit_match::loose_edit;
@@ -57,9 +56,10 @@ impl Tool for ReadFile {
             .0
             .resolve(&args.path)
             .map_err(|e| scope_failure(&self.0, &args.path, e))?;
-        if path.is_dir() {
+        let fs = self.0.fs();
+        if is_dir(fs, &path).await {
             // What the model wanted to see is most likely in the listing.
-            let listing = crate::listing::list_dir(&path, &args.path)?;
+            let listing = crate::listing::list_dir(fs.as_ref(), &path, &args.path).await?;
             return Ok(ToolOutput::new(format!(
                 "[{} is a directory, not a file; its entries:]\n{}",
                 args.path, listing.content
@@ -68,17 +68,20 @@ impl Tool for ReadFile {
         // Named like an image: read as one (with its own size cap) or refused, never
         // as text; an image under another name is found by its bytes below.
         if crate::image::is_image_name(&path) {
-            return crate::image::load(&path, &args.path)
+            return crate::image::load_from(fs.as_ref(), &path, &args.path)
+                .await
                 .map(|image| image_output(&args.path, image))
                 .map_err(|e| failed(e.to_string()));
         }
         // Read as a stream: a huge file or line costs what is shown, not its size.
         let cannot = |e: std::io::Error| failed(format!("cannot read {}: {e}", args.path));
-        let (mut file, len) = crate::common::open_regular(&path).map_err(cannot)?;
+        let opened = fs.open(&path).await.map_err(cannot)?;
+        let (mut file, len) = (opened.reader, opened.len);
         let head = page::head(&mut file).map_err(cannot)?;
         if crate::image::sniff(&head).is_some() {
             // An image under another name: read whole, within the image size cap.
-            return crate::image::load(&path, &args.path)
+            return crate::image::load_from(fs.as_ref(), &path, &args.path)
+                .await
                 .map(|image| image_output(&args.path, image))
                 .map_err(|e| failed(e.to_string()));
         }
@@ -96,6 +99,11 @@ impl Tool for ReadFile {
             self.0.output_cap(),
         )
     }
+}
+
+/// Whether `path` is a directory (as `fs` sees it).
+async fn is_dir(fs: &std::sync::Arc<dyn crate::fs::Fs>, path: &std::path::Path) -> bool {
+    matches!(fs.stat(path).await, Ok(Some(s)) if s.kind == crate::fs::Kind::Dir)
 }
 
 /// An image read for the model: a line saying what it is, the image itself after it
@@ -143,20 +151,25 @@ impl Tool for WriteFile {
             .0
             .resolve_for_write(&args.path)
             .map_err(|e| scope_failure(&self.0, &args.path, e))?;
-        if path.is_dir() {
+        let fs = self.0.fs();
+        let existing = fs.stat(&path).await.ok().flatten();
+        if existing.is_some_and(|s| s.kind == crate::fs::Kind::Dir) {
             return Err(failed(format!("{} is a directory", args.path)));
         }
-        let existed = path.exists();
+        let existed = existing.is_some();
         // The file's own text is read only when the new text holds a note at all.
         if echoed_note(&args.content, "").is_some() {
-            let before = crate::common::read_regular_at_most(&path, ECHO_CHECK_MAX_BYTES)
+            let before = fs
+                .read(&path, ECHO_CHECK_MAX_BYTES)
+                .await
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             if let Some(note) = echoed_note(&args.content, &before) {
                 return Err(failed(echo_error(&args.path, note)));
             }
         }
-        write_atomic(&path, args.content.as_bytes())
+        fs.write(&path, args.content.as_bytes())
+            .await
             .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
         let verb = if existed { "overwrote" } else { "created" };
         let msg = format!(
@@ -206,7 +219,10 @@ impl Tool for Edit {
             .0
             .resolve(&args.path)
             .map_err(|e| scope_failure(&self.0, &args.path, e))?;
-        let bytes = crate::common::read_regular(&path)
+        let fs = self.0.fs();
+        let bytes = fs
+            .read(&path, u64::MAX)
+            .await
             .map_err(|e| failed(format!("cannot read {}: {e}", args.path)))?;
         if looks_binary(&bytes) {
             return Err(failed(format!("{} is a binary file", args.path)));
@@ -267,7 +283,8 @@ impl Tool for Edit {
                 }
             }
         };
-        write_atomic(&path, after.as_bytes())
+        fs.write(&path, after.as_bytes())
+            .await
             .map_err(|e| failed(format!("cannot write {}: {e}", args.path)))?;
         let shown = self.0.display(&path);
         let diff = similar::TextDiff::from_lines(&before, &after)
@@ -385,23 +402,29 @@ impl Tool for DeleteFile {
             .map_err(|e| scope_failure(&self.0, &args.path, e))?;
         // A link is not followed: what is named is what goes, and only inside the scope.
         let lexical = self.0.absolute(&args.path);
-        let meta = std::fs::symlink_metadata(&lexical)
+        let fs = self.0.fs();
+        let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let meta = fs
+            .stat(&lexical)
+            .await
+            .and_then(|s| s.ok_or_else(gone))
             .map_err(|e| failed(format!("cannot delete {}: {e}", args.path)))?;
-        if meta.file_type().is_symlink() {
+        if meta.kind == crate::fs::Kind::Symlink {
             return Err(failed(format!(
                 "{} is a symbolic link; delete_file removes regular files only",
                 args.path
             )));
         }
-        if !meta.is_file() {
+        if meta.kind != crate::fs::Kind::File {
             return Err(failed(format!(
                 "{} is not a regular file; delete_file removes regular files only",
                 args.path
             )));
         }
-        std::fs::remove_file(&path)
+        fs.remove_file(&path)
+            .await
             .map_err(|e| failed(format!("cannot delete {}: {e}", args.path)))?;
-        let msg = format!("deleted {} ({} bytes)", self.0.display(&path), meta.len());
+        let msg = format!("deleted {} ({} bytes)", self.0.display(&path), meta.len);
         Ok(ToolOutput::new(msg.clone()).with_summary(msg))
     }
 }

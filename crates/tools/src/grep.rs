@@ -1,7 +1,7 @@
 //! grep: regex search over the workspace with the ripgrep crates (`ignore` for the
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
-use crate::common::{failed, parse_args};
+use crate::common::parse_args;
 use crate::workspace::Workspace;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{sinks::UTF8, BinaryDetection, SearcherBuilder};
@@ -229,37 +229,30 @@ impl Tool for Grep {
             .0
             .resolve(requested)
             .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
-        let root = self.0.root().to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            let run = |glob: Option<&str>| {
-                search(
-                    &base,
-                    &root,
-                    &args.pattern,
-                    glob,
-                    args.case_insensitive,
-                    MAX_MATCHES,
-                )
-            };
-            let found = run(args.glob.as_deref())?;
-            if let (0, Some(glob)) = (found.total, &args.glob) {
-                // A glob that filters everything out is most often a misused field (a
-                // small model puts the pattern there); the wider search says more than
-                // "no matches", and the note keeps it honest.
-                let wider = run(None)?;
-                if wider.total > 0 {
-                    let mut output = render(&wider);
-                    output.content = format!(
-                        "[no match in files matching the glob `{glob}`; matches in all files:]\n{}",
-                        output.content
-                    );
-                    return Ok(output);
-                }
+        let mut query = crate::fs::GrepQuery {
+            pattern: args.pattern,
+            glob: args.glob,
+            case_insensitive: args.case_insensitive,
+            max: MAX_MATCHES,
+            shown_root: self.0.root().to_path_buf(),
+        };
+        let fs = self.0.fs();
+        let found = fs.grep(&base, &query).await?;
+        if let (0, Some(glob)) = (found.total, query.glob.take()) {
+            // A glob that filters everything out is most often a misused field (a
+            // small model puts the pattern there); the wider search says more than
+            // "no matches", and the note keeps it honest.
+            let wider = fs.grep(&base, &query).await?;
+            if wider.total > 0 {
+                let mut output = render(&wider);
+                output.content = format!(
+                    "[no match in files matching the glob `{glob}`; matches in all files:]\n{}",
+                    output.content
+                );
+                return Ok(output);
             }
-            Ok(render(&found))
-        })
-        .await
-        .map_err(failed)?
+        }
+        Ok(render(&found))
     }
 }
 

@@ -136,6 +136,31 @@ pub fn load(real: &Path, shown: &str) -> Result<Prepared, ImageError> {
     prepare(&bytes, shown)
 }
 
+/// [`load`], the file read through `fs` (a speculation's overlay, an editor's buffers).
+pub async fn load_from(
+    fs: &dyn crate::fs::Fs,
+    real: &Path,
+    shown: &str,
+) -> Result<Prepared, ImageError> {
+    let bytes = match fs.read(real, MAX_FILE_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+            let bytes = fs.stat(real).await.ok().flatten().map_or(0, |s| s.len);
+            return Err(ImageError::FileTooLarge {
+                path: shown.to_owned(),
+                bytes,
+            });
+        }
+        Err(e) => {
+            return Err(ImageError::Io {
+                path: shown.to_owned(),
+                message: e.to_string(),
+            })
+        }
+    };
+    prepare(&bytes, shown)
+}
+
 /// Checks an image's bytes and makes them fit ([`MAX_EDGE`], [`MAX_SENT_BYTES`]).
 pub fn prepare(bytes: &[u8], shown: &str) -> Result<Prepared, ImageError> {
     let format = sniff(bytes).ok_or_else(|| ImageError::NotAnImage(shown.to_owned()))?;

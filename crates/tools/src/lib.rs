@@ -10,6 +10,7 @@ pub mod common;
 pub mod echo;
 pub mod edit_match;
 mod files;
+pub mod fs;
 pub mod grants;
 pub mod grep;
 pub mod image;
@@ -30,6 +31,7 @@ pub use approval::{
     assess, sensitive_path, Approval, ApprovalMode, ApprovalPolicy, ApprovalQuestion, Approver,
     Assessment, CallClass, DenyWithoutAsking, SharedMode,
 };
+pub use fs::{DiskFs, Fs};
 pub use grants::SessionGrants;
 pub use mcp_approval::{McpLookup, McpToolFacts};
 pub use shell::{ShellRuntime, ShellRuntimeError};

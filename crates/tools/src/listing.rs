@@ -92,29 +92,30 @@ impl Tool for Ls {
             .0
             .resolve(&shown)
             .map_err(|e| crate::suggest::scope_failure(&self.0, &shown, e))?;
-        let meta =
-            std::fs::metadata(&path).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
-        if meta.is_file() {
-            return Ok(describe_file(&path, &shown, meta.len()));
+        let fs = self.0.fs();
+        let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let meta = fs
+            .stat(&path)
+            .await
+            .and_then(|s| s.ok_or_else(gone))
+            .map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
+        if meta.kind == crate::fs::Kind::File {
+            return Ok(describe_file(fs.as_ref(), &path, &shown, meta.len).await);
         }
-        list_dir(&path, &shown)
+        list_dir(fs.as_ref(), &path, &shown).await
     }
 }
 
 /// A directory's entries, sorted and capped; directories end with `/`.
-pub fn list_dir(dir: &std::path::Path, shown: &str) -> Result<ToolOutput, ToolError> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
-    let names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| {
-            let mut name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                name.push('/');
-            }
-            name
-        })
-        .collect();
+pub async fn list_dir(
+    fs: &dyn crate::fs::Fs,
+    dir: &std::path::Path,
+    shown: &str,
+) -> Result<ToolOutput, ToolError> {
+    let names = fs
+        .list_dir(dir)
+        .await
+        .map_err(|e| failed(format!("cannot list {shown}: {e}")))?;
     Ok(sorted_list(
         names,
         "entries",
@@ -128,14 +129,20 @@ const COUNT_LINES_UP_TO: u64 = 8 * 1024 * 1024;
 
 /// What `ls` says for a regular file, as the shell's `ls FILE` would name it; models ask
 /// `ls` about a file to learn its size or length.
-fn describe_file(path: &std::path::Path, shown: &str, size: u64) -> ToolOutput {
-    let lines = (size <= COUNT_LINES_UP_TO)
-        .then(|| std::fs::read(path).ok())
-        .flatten()
-        .map(|bytes| {
-            let newlines = bytes.iter().filter(|b| **b == b'\n').count();
-            newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
-        });
+async fn describe_file(
+    fs: &dyn crate::fs::Fs,
+    path: &std::path::Path,
+    shown: &str,
+    size: u64,
+) -> ToolOutput {
+    let bytes = match size <= COUNT_LINES_UP_TO {
+        true => fs.read(path, COUNT_LINES_UP_TO).await.ok(),
+        false => None,
+    };
+    let lines = bytes.map(|bytes| {
+        let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+        newlines + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
+    });
     // The line count first: asked "how many lines", small models take the first number.
     let detail = match lines {
         Some(1) => format!("1 line, {size} bytes"),
@@ -183,9 +190,7 @@ impl Tool for Glob {
             .resolve(requested)
             .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
         let matcher = glob_matcher(&args.pattern)?;
-        let found = tokio::task::spawn_blocking(move || glob_walk(&base, &matcher))
-            .await
-            .map_err(failed)?;
+        let found = self.0.fs().glob(&base, &matcher).await?;
         let empty = format!("no files match {}", args.pattern);
         Ok(sorted_list(found, "files", "; narrow the pattern", empty))
     }

@@ -21,6 +21,9 @@ pub struct Workspace {
     /// The session's language servers (`saki-lsp`); `None`: no `lsp` tool, and edits
     /// report no diagnostics.
     code_intel: Option<Arc<dyn crate::code_intel::CodeIntel>>,
+    /// Where the file tools read and write ([`crate::fs::DiskFs`] unless a front end or
+    /// a speculation sets another).
+    fs: Arc<dyn crate::fs::Fs>,
 }
 
 impl Workspace {
@@ -31,6 +34,7 @@ impl Workspace {
             output_cap: crate::common::TOOL_OUTPUT_MAX_BYTES,
             web: crate::web_fetch::WebSettings::default(),
             code_intel: None,
+            fs: Arc::new(crate::fs::DiskFs),
         })
     }
 
@@ -65,6 +69,29 @@ impl Workspace {
 
     pub fn code_intel(&self) -> Option<&Arc<dyn crate::code_intel::CodeIntel>> {
         self.code_intel.as_ref()
+    }
+
+    /// The file tools of this workspace read and write through `fs` (an editor's
+    /// buffers, say); paths are still resolved and scope-checked here first.
+    pub fn set_fs(&mut self, fs: Arc<dyn crate::fs::Fs>) {
+        self.fs = fs;
+    }
+
+    /// This workspace with its files seen through `fs` (a speculation's overlay).
+    pub fn with_fs(&self, fs: Arc<dyn crate::fs::Fs>) -> Self {
+        let mut workspace = self.clone();
+        workspace.fs = fs;
+        workspace
+    }
+
+    pub fn fs(&self) -> &Arc<dyn crate::fs::Fs> {
+        &self.fs
+    }
+
+    /// Resolves an existing path inside the roots (see [`Roots::resolve`]), asking the
+    /// file system whether it exists (an overlay holds files the disk lacks).
+    pub fn resolve(&self, path: &str) -> Result<std::path::PathBuf, ScopeError> {
+        self.fs.resolve(&self.roots, path)
     }
 
     pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {

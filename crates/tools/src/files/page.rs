@@ -22,7 +22,7 @@ pub const HEAD_BYTES: usize = 8192;
 const BUF_BYTES: usize = 64 * 1024;
 
 /// Reads up to [`HEAD_BYTES`] from the start of `file` (for sniffing), and rewinds it.
-pub fn head(file: &mut std::fs::File) -> std::io::Result<Vec<u8>> {
+pub fn head<F: Read + Seek>(file: &mut F) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(HEAD_BYTES);
     file.by_ref()
         .take(HEAD_BYTES as u64)
