@@ -182,6 +182,11 @@ pub struct FileConfig {
     /// Background shell commands (`shell` with `background: true`) running at once
     /// (default 4; 0 turns them off).
     pub max_background_shells: Option<usize>,
+    /// Desktop notifications when a turn ends or an approval waits while the terminal is
+    /// not in focus: `auto` (default) or `off`.
+    pub notify: Option<crate::interactive_extras::NotifySetting>,
+    /// `[otel]`: OpenTelemetry traces; honoured from trusted files only.
+    pub otel: Option<crate::telemetry::OtelConfig>,
     #[serde(default)]
     pub compaction: CompactionConfig,
     /// `[undo]`: the checkpoint store's bounds; honoured from trusted files only.
@@ -306,6 +311,12 @@ impl FileConfig {
         }
         if other.max_background_shells.is_some() {
             self.max_background_shells = other.max_background_shells;
+        }
+        if other.notify.is_some() {
+            self.notify = other.notify;
+        }
+        if other.otel.is_some() {
+            self.otel = other.otel;
         }
         if other.local_model.is_some() {
             self.local_model = other.local_model;
@@ -492,6 +503,10 @@ pub struct Resolved {
     pub vision: Option<bool>,
     /// `max_background_shells`, when set.
     pub max_background_shells: Option<usize>,
+    /// `notify` (default `auto`).
+    pub notify: crate::interactive_extras::NotifySetting,
+    /// `[otel]` from trusted config files.
+    pub otel: crate::telemetry::OtelConfig,
 }
 
 /// With `tool_calling = "auto"`, a model with fewer parameters than this, on a local
@@ -702,6 +717,8 @@ pub fn resolve(
         temperature: file.models.get(&model_name).and_then(|m| m.temperature),
         vision: file.models.get(&model_name).and_then(|m| m.vision),
         max_background_shells: file.max_background_shells,
+        notify: file.notify.unwrap_or_default(),
+        otel: file.otel.clone().unwrap_or_default(),
         tool_call_recovery: match file
             .models
             .get(&model_name)

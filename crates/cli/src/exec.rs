@@ -166,7 +166,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         None => session::system_prompt_for(workspace.root()).await,
         Some(_) => String::new(),
     };
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &events_tx);
+    let (mut events, telemetry) = crate::telemetry::tap(events, telemetry);
     let front = setup::FrontEnd {
         approver: Some(Arc::new(DenyWithoutAsking)),
         events: events_tx,
@@ -301,6 +303,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
     };
     let _ = actions.send(Action::Quit);
     front.printer.finish_line();
+    crate::telemetry::finish(telemetry).await;
     let joined = match ended {
         Some(joined) => joined,
         None => engine_task.await,

@@ -476,7 +476,9 @@ pub fn shell(
         }
     };
     let mut workspace = workspace.clone();
-    workspace.set_shell_runtime(Arc::new(runtime));
+    let runtime = Arc::new(runtime);
+    crate::interactive_extras::set_shell_runtime(&runtime);
+    workspace.set_shell_runtime(runtime);
     workspace.set_output_cap(resolved.tool_output_max_bytes);
     workspace.set_web(resolved.web_fetch.settings());
     Ok((Arc::new(workspace), status))

@@ -54,6 +54,10 @@ pub fn strip_untrusted(file: &mut FileConfig) -> Vec<String> {
     if std::mem::take(&mut file.undo) != Default::default() {
         ignored.push("undo".to_owned());
     }
+    // Where traces go, with which credentials: a repository must not send them elsewhere.
+    if file.otel.take().is_some() {
+        ignored.push("otel".to_owned());
+    }
     // A model file from the repository would be parsed by a server saki starts.
     if file.local_model.take().is_some() {
         ignored.push("local_model".to_owned());

@@ -22,6 +22,9 @@ pub enum HookEvent {
     PostToolUse,
     Stop,
     PreCompress,
+    /// A desktop notification is due (a turn ended, an approval waits) while the terminal
+    /// is not in focus.
+    Notification,
 }
 
 impl HookEvent {
@@ -32,6 +35,7 @@ impl HookEvent {
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::Stop => "Stop",
             HookEvent::PreCompress => "PreCompress",
+            HookEvent::Notification => "Notification",
         }
     }
 }
@@ -134,6 +138,17 @@ impl Hooks {
     pub async fn prompt_submit(&self, prompt: &str) -> HookDecision {
         self.run(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))
             .await
+    }
+
+    /// `Notification`: `kind` is `turn_finished` or `approval`; it observes.
+    pub async fn notification(&self, kind: &str, message: &str) {
+        let _ = self
+            .run(
+                HookEvent::Notification,
+                None,
+                json!({"kind": kind, "message": message}),
+            )
+            .await;
     }
 
     /// `Stop` with the turn's last answer; it observes, nothing is left to block.
@@ -359,5 +374,25 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn the_notification_hook_gets_its_kind_and_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("got.json");
+        let mut hooks = Hooks::new(std::env::temp_dir());
+        hooks.add(
+            HookEvent::Notification,
+            HookConfig {
+                command: format!("cat > {}", out.display()),
+                matcher: None,
+                timeout_secs: Some(10),
+            },
+        );
+        hooks.notification("approval", "saki: approve shell?").await;
+        let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(got["event"], "Notification");
+        assert_eq!(got["kind"], "approval");
+        assert_eq!(got["message"], "saki: approve shell?");
     }
 }

@@ -5,9 +5,12 @@ pub mod app;
 /// Slash commands are the engine's: one parser and one list for every front end.
 pub use saki_engine::slash as commands;
 pub mod diff;
+mod editor;
+pub mod extras;
 pub mod finder;
 pub mod input;
 pub mod markdown;
+pub mod notify;
 mod paste;
 mod plan_view;
 pub mod protocol;

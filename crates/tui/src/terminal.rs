@@ -6,8 +6,9 @@
 use crate::app::App;
 use crate::protocol::{Action, EngineEvent};
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, Event,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, supports_keyboard_enhancement, EnterAlternateScreen,
@@ -41,9 +42,20 @@ pub async fn run(
 
 fn enter() -> io::Result<Tui> {
     install_panic_hook();
+    screen()
+}
+
+/// Raw mode, the alternate screen and the terminal's reports, on a cleared screen.
+fn screen() -> io::Result<Tui> {
     enable_raw_mode()?;
     let mut stdout = io::stdout();
-    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    // Focus reports tell notifications when the person looks elsewhere.
+    execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableFocusChange
+    )?;
     if supports_keyboard_enhancement().unwrap_or(false) {
         execute!(
             stdout,
@@ -64,6 +76,7 @@ pub fn leave() {
     }
     let _ = execute!(
         stdout,
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
@@ -113,8 +126,11 @@ async fn event_loop(
                     match event {
                         Event::Key(key) => app.on_key(key, now),
                         Event::Paste(text) => app.on_paste(&text, now),
+                        Event::FocusGained => app.extras.notify.focused = true,
+                        Event::FocusLost => app.extras.notify.focused = false,
                         _ => {}
                     }
+
                     dirty = true;
                 }
                 Some(Err(e)) => return Err(e),
@@ -128,6 +144,7 @@ async fn event_loop(
                     while let Ok(event) = events.try_recv() {
                         app.apply(event, now);
                     }
+                    notify(app);
                     dirty = true;
                 }
                 None => return Ok(()),
@@ -136,5 +153,41 @@ async fn event_loop(
                 dirty |= app.tick(Instant::now());
             }
         }
+        if std::mem::take(&mut app.extras.edit_requested) {
+            // The key reader stops first (its drop wakes it without reading), so no key
+            // meant for the editor is taken; a new one starts after.
+            drop(keys);
+            *terminal = edit_prompt(app)?;
+            keys = EventStream::new();
+            dirty = true;
+        }
     }
+}
+
+/// Writes the notifications that are due (an OSC sequence or the bell; nothing on screen).
+fn notify(app: &mut App) {
+    use std::io::Write;
+    let out = app.extras.notify.take_output();
+    if !out.is_empty() {
+        let mut stdout = io::stdout();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
+}
+
+/// Ctrl+G: leaves the UI's screen, runs the editor on the prompt, takes its text back and
+/// comes back to a new terminal (the old one's screen is gone).
+fn edit_prompt(app: &mut App) -> io::Result<Tui> {
+    leave();
+    let editor = crate::editor::editor_command(&|k| std::env::var(k).ok());
+    let result = crate::editor::edit(app.input.text(), &editor);
+    let terminal = screen()?;
+    match result {
+        Ok(text) => app.input.set_text(&text),
+        Err(e) => app.transcript.alert(
+            crate::protocol::Level::Warn,
+            format!("the editor failed; the prompt is unchanged: {e}"),
+        ),
+    }
+    Ok(terminal)
 }

@@ -258,6 +258,9 @@ impl App {
                 short_count(s.tokens_used)
             )));
         }
+        if let Some(cost) = self.extras.cost.as_ref().and_then(|m| m.label()) {
+            spans.push(Span::raw(format!(" · {cost}")));
+        }
         let mode = s.approval.map_or("default", |m| m.as_str());
         spans.push(Span::styled(format!(" · {mode}"), theme.accent()));
         if let Some(sandbox) = &s.sandbox {

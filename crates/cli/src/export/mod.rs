@@ -125,23 +125,77 @@ pub fn run(args: ExportArgs) -> ExitCode {
     let format = args
         .format
         .unwrap_or_else(|| format_of(args.output.as_deref()));
-    let files = crate::setup::config_files(&workspace).map(|c| c.files).ok();
-    let files = files.unwrap_or_default();
-    let known = known_secrets(&files, &|k| std::env::var(k).ok());
-    let text = export(&loaded, &transcript.entries, format, &files, &known);
+    let text = render(&loaded, &transcript, &workspace, format);
     match &args.output {
         None => {
             print!("{text}");
             ExitCode::Success
         }
-        Some(path) => match saki_tools::atomic::write_atomic_mode(path, text.as_bytes(), 0o600) {
+        Some(path) => match write(path, &text) {
             Ok(()) => {
                 eprintln!("exported session {} to {}", loaded.meta.id, path.display());
                 ExitCode::Success
             }
-            Err(e) => fail(&format!("{}: {e}", path.display()), ExitCode::Internal),
+            Err(e) => fail(&e, ExitCode::Internal),
         },
     }
+}
+
+/// The session in `format`, with the secrets `workspace`'s config and the environment
+/// name redacted.
+fn render(
+    loaded: &LoadedSession,
+    transcript: &Transcript,
+    workspace: &Path,
+    format: Format,
+) -> String {
+    let files = crate::setup::config_files(workspace).map(|c| c.files).ok();
+    let files = files.unwrap_or_default();
+    let known = known_secrets(&files, &|k| std::env::var(k).ok());
+    export(loaded, &transcript.entries, format, &files, &known)
+}
+
+/// Writes an export readable by its owner only, atomically.
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    saki_tools::atomic::write_atomic_mode(path, text.as_bytes(), 0o600)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `/export [md|html|json] [FILE]` in the UI: session `id` to FILE (default
+/// `saki-ID.EXT` in the workspace); says where it went.
+pub fn export_command(workspace: &Path, id: &str, args: &str) -> Result<String, String> {
+    let mut format = None;
+    let mut path = None;
+    for word in args.split_whitespace() {
+        match word {
+            "md" | "markdown" => format = Some(Format::Md),
+            "html" => format = Some(Format::Html),
+            "json" => format = Some(Format::Json),
+            file if path.is_none() => path = Some(PathBuf::from(file)),
+            other => {
+                return Err(format!(
+                    "/export [md|html|json] [FILE]: `{other}` is one word too many"
+                ))
+            }
+        }
+    }
+    let format = format.unwrap_or_else(|| format_of(path.as_deref()));
+    let ext = match format {
+        Format::Md => "md",
+        Format::Html => "html",
+        Format::Json => "json",
+    };
+    let path = path.unwrap_or_else(|| PathBuf::from(format!("saki-{id}.{ext}")));
+    let path = if path.is_absolute() {
+        path
+    } else {
+        workspace.join(path)
+    };
+    let store = session::store()?;
+    let loaded = store.load(id).map_err(|e| e.to_string())?;
+    let transcript = Transcript::read(&loaded).map_err(|e| e.to_string())?;
+    write(&path, &render(&loaded, &transcript, workspace, format))?;
+    Ok(format!("exported this session to {}", path.display()))
 }
 
 fn format_of(path: Option<&Path>) -> Format {

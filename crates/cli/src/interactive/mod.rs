@@ -114,6 +114,12 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             system_prompt,
             suggestions,
         };
+        let extras = crate::interactive_extras::Parts::new(
+            &resolved,
+            &hooks,
+            workspace.root().to_path_buf(),
+        );
+        let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &ui_tx);
         let (engine, sandbox, mut mcp) = setup::engine(
             &resolved,
             hooks,
@@ -126,9 +132,9 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             let _ = ui_tx.send(alert.into());
         }
         mcp.forward_alerts(&ui_tx);
-        Ok((engine, suggestions, mcp))
+        Ok((engine, suggestions, mcp, extras, telemetry))
     });
-    let (mut engine, suggestions, mcp) = match built {
+    let (mut engine, suggestions, mcp, extras, telemetry) = match built {
         Ok(built) => built,
         Err((code, message)) => {
             eprintln!("error: {}", sanitize(&message));
@@ -150,6 +156,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         suggestions,
     );
     let mut app = app;
+    extras.install(&mut app, engine.background_usage());
     app.set_custom_commands(
         engine
             .commands()
@@ -171,7 +178,9 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     setup::on_termination(move || {
         let _ = quit.send(saki_tui::Action::Quit);
     });
+    let (ui_rx, telemetry) = crate::telemetry::tap(ui_rx, telemetry);
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
+    crate::telemetry::finish(telemetry).await;
     // The servers' processes end with the session.
     mcp.shutdown().await;
     // The UI is gone: the engine sees its channel close and stops what runs. An engine

@@ -8,6 +8,13 @@ use std::time::Instant;
 
 impl App {
     pub(super) fn command(&mut self, line: &str) {
+        if let Some(reply) = self.extras.slash(line, self.status.session_id.as_deref()) {
+            match reply {
+                Ok(message) => self.transcript.info(message),
+                Err(message) => self.transcript.alert(Level::Warn, message),
+            }
+            return;
+        }
         if self.is_custom(line) {
             // The engine expands it; it queues like any prompt while a turn runs.
             if self.busy {
@@ -89,6 +96,7 @@ impl App {
     pub fn apply(&mut self, event: EngineEvent, now: Instant) {
         self.now = Some(now);
         let event = crate::untrusted::sanitized(event);
+        self.extras.observe(&event);
         self.subagent_parent(&event);
         match event {
             EngineEvent::Status(status) => self.status = status,
@@ -166,7 +174,11 @@ impl App {
                 self.suggestion.clear();
                 self.scroll = 0;
             }
-            EngineEvent::Stats(stats) => self.transcript.info(stats.details()),
+            EngineEvent::Stats(stats) => {
+                let cost = self.extras.cost_line().map(|c| format!("\n{c}"));
+                self.transcript
+                    .info(format!("{}{}", stats.details(), cost.unwrap_or_default()));
+            }
             // The UI sends no Sync: it renders each event as it comes.
             EngineEvent::Synced(_) => {}
             EngineEvent::Plan { plan, .. } => self.plan = Some(plan).filter(|p| !p.is_empty()),

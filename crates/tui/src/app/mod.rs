@@ -88,6 +88,8 @@ pub struct App {
     pub(crate) page: u16,
     actions: Vec<Action>,
     pub quit: bool,
+    /// `/export`, `/shells`, the cost, notifications, Ctrl+G (see `extras.rs`).
+    pub extras: crate::extras::Extras,
 }
 
 impl App {
@@ -114,7 +116,16 @@ impl App {
             rewind: None,
             rewind_force: false,
             popup: None,
-            commands: slash::built_in(),
+            commands: slash::built_in()
+                .into_iter()
+                .chain(
+                    crate::extras::COMMANDS.map(|(name, description)| CommandEntry {
+                        name: name.to_owned(),
+                        description: description.to_owned(),
+                        custom: false,
+                    }),
+                )
+                .collect(),
             finder: None,
             root,
             quit_armed: None,
@@ -125,6 +136,7 @@ impl App {
             page: 20,
             actions: Vec::new(),
             quit: false,
+            extras: crate::extras::Extras::default(),
         }
     }
 
@@ -216,6 +228,11 @@ impl App {
         }
         if self.question.is_some() {
             self.on_question_key(key);
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('g') {
+            // The terminal loop opens the editor on the prompt.
+            self.extras.edit_requested = true;
             return;
         }
         if ctrl && key.code == KeyCode::Char('o') {
