@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Speculated shell commands run to the end in an overlay of the workspace (auto-edit):
-//! what they write lands only on accept, a deletion never touches the real tree, the
-//! network is not there, a write outside is a boundary before it runs. The real `saki
+//! what they write, delete or chmod lands only on accept (all or none, a file the
+//! person changed since being a conflict), the network is not there, a write outside is a boundary before it runs. The real `saki
 //! sandbox-exec` helper mounts the overlay; where the kernel refuses the namespace the
 //! tests check that every such command is a boundary instead.
 
@@ -178,28 +178,109 @@ async fn a_speculated_script_that_writes_a_file_lands_only_on_accept() {
     );
 }
 
-#[tokio::test]
-async fn a_speculated_rm_rf_never_touches_the_real_tree() {
-    let f = fixture();
+/// Runs `command` as a speculation of `prompt` that then answers.
+async fn speculate(f: &Fixture, command: &str, prompt: &str) -> saki_read_ahead::Speculation {
     let server = MockServer::start().unwrap();
-    server.push(shell("rm -rf src && ls"));
-    server.push(Turn::text("Removed src."));
-    let spec = f
-        .speculator(&server)
-        .run(&f.params(), "remove src", CancellationToken::new())
-        .await;
+    server.push(shell(command));
+    server.push(Turn::text("Done."));
+    f.speculator(&server)
+        .run(&f.params(), prompt, CancellationToken::new())
+        .await
+}
+
+#[tokio::test]
+async fn a_speculated_rm_rf_lands_only_on_accept() {
+    let f = fixture();
+    std::fs::write(f.ws.join("src/more.py"), "x = 1\n").unwrap();
+    let spec = speculate(&f, "rm -rf src && ls", "remove src").await;
+    if !f.overlay {
+        assert_eq!(spec.boundary, Some(BoundaryKind::OverlayUnavailable));
+        return;
+    }
     assert_eq!(
         spec.status,
-        SpeculationStatus::Boundary,
+        SpeculationStatus::Completed,
         "{:?}",
         spec.reason
     );
     assert!(
-        f.ws.join("src/lib.py").is_file(),
-        "the real tree is untouched"
+        f.ws.join("src/lib.py").is_file() && f.ws.join("src/more.py").is_file(),
+        "the real tree is untouched before accept"
     );
-    assert!(accept(spec, "remove src").is_err());
-    assert!(f.ws.join("src/lib.py").is_file());
+    let accepted = accept(spec, "remove src").unwrap();
+    let mut applied: Vec<_> = accepted.applied.applied().into_iter().collect();
+    applied.sort();
+    assert_eq!(applied, [Path::new("src/lib.py"), Path::new("src/more.py")]);
+    // Directories go too when the command removed them. An unprivileged overlay on
+    // Linux 6.18 refuses to remove a directory of the lower layer (EIO, with its files
+    // already gone), so there `src` stays, empty, as it did in the speculation.
+    assert_eq!(walkdir_names(&f.ws.join("src")), Vec::<PathBuf>::new());
+    assert!(f.ws.join("script.py").is_file());
+}
+
+#[tokio::test]
+async fn a_speculated_chmod_and_deletion_land_with_the_rest() {
+    let f = fixture();
+    std::fs::write(f.ws.join("old.txt"), "old\n").unwrap();
+    let spec = speculate(
+        &f,
+        "chmod 755 script.py && rm old.txt && echo new > new.txt",
+        "tidy up",
+    )
+    .await;
+    if !f.overlay {
+        assert_eq!(spec.boundary, Some(BoundaryKind::OverlayUnavailable));
+        return;
+    }
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.reason
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &str| {
+        std::fs::metadata(f.ws.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("script.py"), 0o644, "not before accept");
+    assert!(f.ws.join("old.txt").is_file());
+    let accepted = accept(spec, "tidy up").unwrap();
+    assert!(accepted.applied.is_complete());
+    assert_eq!(mode("script.py"), 0o755);
+    assert!(!f.ws.join("old.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("new.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_file_the_person_changed_since_is_a_conflict() {
+    let f = fixture();
+    let spec = speculate(&f, "rm src/lib.py && echo gone > note.txt", "clean").await;
+    if !f.overlay {
+        return;
+    }
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.reason
+    );
+    std::fs::write(f.ws.join("src/lib.py"), "# the person's edit\n").unwrap();
+    let Err(saki_read_ahead::AcceptError::Apply(not)) = accept(spec, "clean") else {
+        panic!("accepted over the person's edit");
+    };
+    assert!(not.report.wrote_nothing(), "{}", not.report.describe());
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("src/lib.py")).unwrap(),
+        "# the person's edit\n"
+    );
+    assert!(!f.ws.join("note.txt").exists(), "all or none");
 }
 
 #[tokio::test]
@@ -317,4 +398,19 @@ fn a_saki_killed_mid_speculation_leaves_no_process_behind() {
     common::wait_for("every process of the speculation to end", || {
         processes_with(&marker).is_empty()
     });
+}
+
+/// Every path under `dir` (for messages).
+fn walkdir_names(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            out.push(e.path());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
 }

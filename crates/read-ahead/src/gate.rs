@@ -3,9 +3,8 @@
 //!
 //! | tool | action |
 //! | --- | --- |
-//! | `read_file` | allow; `path` resolved through the overlay (overlay copy once written) |
-//! | `ls`, `glob`, `grep` | allow; `path` made canonical, the tools merge the overlay in |
-//! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` redirected into the overlay; `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
+//! | `read_file`, `ls`, `glob`, `grep` | allow; `path` made canonical (the tools see the overlay through their `Fs`, `view.rs`) |
+//! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` made canonical, the overlay's copy made (the tools write it through their `Fs`); `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
 //! | `shell` | proven read-only and in scope: allow (the read-only sandbox), in any mode; in `auto-edit` / `yolo`, any other command in scope that needs no network: allow in an overlay of the workspace (`overlay: true`); else a named boundary (`network`, `out_of_scope`, `overlay_unavailable`, `approval_mode`) |
 //! | `update_plan` | allow: it only shows a checklist, and its call is history like any other |
 //! | MCP tools (`mcp__…`), whatever their annotations and the mode | boundary |
@@ -16,7 +15,7 @@
 //! the person.
 
 use crate::overlay::OverlayFs;
-use crate::view::{OverlayGlob, OverlayGrep, OverlayLs};
+use crate::view::OverlayView;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput, ToolServer};
 use saki_shell_safety::{check_scope, classify, Safety};
 use saki_tools::{ApprovalMode, Workspace};
@@ -214,10 +213,15 @@ impl ToolGate {
         // A path the model copied from a result that named the overlay itself means the
         // workspace file it stands for.
         let path = &self.overlay.workspace_path(path);
+        // The path the tool gets is the canonical real one the gate checked; the
+        // tools' `Fs` (the overlay view) decides where it is read or written. A write
+        // makes the overlay's copy here, so the tool reads and changes that copy.
         let resolved = match use_ {
-            PathUse::Read => self.overlay.resolve_read(path),
-            PathUse::View => self.overlay.resolve_view(path),
-            PathUse::Write => self.overlay.resolve_write(path),
+            PathUse::Read | PathUse::View => self.overlay.resolve_view(path),
+            PathUse::Write => self
+                .overlay
+                .resolve_write(path)
+                .and_then(|_| self.overlay.resolve_view(path)),
         };
         let rewritten = match resolved {
             Ok(p) => p,
@@ -307,47 +311,54 @@ fn short(command: &str) -> String {
     format!("`{out}`")
 }
 
-/// The tools a speculation runs, behind [`ToolGate`] (which rewrites their paths):
-/// `read_file` scoped to the overlay and the workspace roots; `write_file`, `edit` and
-/// `delete_file` (offered so the tool list stays the main loop's, always a boundary)
-/// scoped to the overlay directory alone, so even an ungated call cannot touch the real
-/// tree; `ls`, `glob` and `grep` that merge the overlay over the real tree; `shell` in
-/// `workspace`, the real one (only read-only commands get through the gate);
-/// `web_fetch` (offered so the tool list stays the main loop's, always a boundary);
-/// `update_plan`, which touches nothing.
+/// The tools a speculation runs, behind [`ToolGate`] (which checks their paths): the
+/// real file tools (`read_file`, `write_file`, `edit`, `delete_file`, `ls`, `glob`,
+/// `grep`) on a copy of the workspace whose `Fs` is the overlay view, so they read the
+/// merged tree and can write nothing but the overlay, even for a call that skipped the
+/// gate (`delete_file` is offered so the tool list stays the main loop's; the gate makes
+/// it a boundary and the view refuses it); `shell` in `workspace`, the real one (the
+/// gate marks what it lets through for the read-only sandbox or the overlay's);
+/// `web_fetch` (offered, always a boundary); `update_plan`, which touches nothing.
+/// Language servers, when the session has them, are shown the overlay's text.
 pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs>) -> ToolServer {
-    let pick = |scope: &Arc<Workspace>, names: &[&str]| {
-        saki_tools::builtin_tools(scope.clone())
-            .into_iter()
-            .filter(|t| names.contains(&t.name()))
-            .collect::<Vec<Arc<dyn Tool>>>()
-    };
-    let tools = pick(overlay.read_scope(), &["read_file"])
+    const FILE_TOOLS: &[&str] = &[
+        "read_file",
+        "write_file",
+        "edit",
+        "delete_file",
+        "ls",
+        "glob",
+        "grep",
+    ];
+    let view = Arc::new(OverlayView::new(overlay));
+    let seen = Arc::new(workspace.with_fs(view.clone()).without_code_intel());
+    let mut files: Vec<Arc<dyn Tool>> = saki_tools::builtin_tools(seen)
         .into_iter()
-        .chain(pick(
-            overlay.write_scope(),
-            &["write_file", "edit", "delete_file"],
-        ))
-        .chain(pick(
-            &workspace,
-            &[
-                "shell",
-                "shell_output",
-                "shell_kill",
-                "web_fetch",
-                saki_tools::plan::TOOL_NAME,
-            ],
-        ))
-        .chain({
-            // Run and capped as the real ones are (`ls` off the runtime threads).
-            let cap = workspace.output_cap();
-            let views: [Arc<dyn Tool>; 3] = [
-                Arc::new(OverlayLs::new(overlay.clone())),
-                Arc::new(OverlayGlob::new(overlay.clone())),
-                Arc::new(OverlayGrep::new(overlay)),
-            ];
-            views.map(|tool| saki_tools::capped::wrap(tool, cap))
-        });
+        .filter(|t| FILE_TOOLS.contains(&t.name()))
+        .collect();
+    if let Some(code_intel) = workspace.code_intel() {
+        files = saki_tools::with_code_intel(
+            files,
+            code_intel.as_ref(),
+            Some(view),
+            workspace.output_cap(),
+        );
+    }
+    let tools =
+        files.into_iter().chain(
+            saki_tools::builtin_tools(workspace)
+                .into_iter()
+                .filter(|t| {
+                    [
+                        "shell",
+                        "shell_output",
+                        "shell_kill",
+                        "web_fetch",
+                        saki_tools::plan::TOOL_NAME,
+                    ]
+                    .contains(&t.name())
+                }),
+        );
     let mut server = ToolServer::new();
     for tool in tools {
         // Names are distinct by construction.

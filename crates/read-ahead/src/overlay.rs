@@ -13,7 +13,9 @@
 //!
 //! Files are keyed by their canonical path relative to the primary workspace root, so
 //! `./src/app.rs`, `src/../src/app.rs` and a symlink to it are one file, and a symlink
-//! that leads outside the workspace is outside. Deletions are not modelled.
+//! that leads outside the workspace is outside. File tools never delete; a deletion by a
+//! speculated command (a whiteout in the upper layer) is recorded by `absorb_commands`
+//! with what the real file was, and accept removes the file.
 //!
 //! Speculated shell commands write into the same directory through an overlayfs mount
 //! (`commands.rs`): the file tools and the commands see one tree.
@@ -22,13 +24,14 @@ mod apply;
 mod base;
 mod commands;
 mod journal;
+mod original;
 
 pub use apply::{ApplyError, ApplyReport, FileApply};
 pub use base::{cleanup_stale, default_base};
 pub use commands::Unaccepted;
 pub use journal::{recover as recover_applies, RolledBack, JOURNAL_DIR};
 
-use apply::Original;
+use original::{Gone, Original};
 use saki_tools::{ScopeError, Workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -78,13 +81,11 @@ pub struct OverlayFs {
     dir: PathBuf,
     /// Written files by key, with what the real file was at the first write.
     files: Mutex<BTreeMap<PathBuf, Original>>,
+    /// Paths speculated commands deleted, by key (see `commands.rs`).
+    deleted: Mutex<BTreeMap<PathBuf, Gone>>,
     applied: AtomicBool,
     /// Removed (abort) or handed over (keep): Drop leaves the directory alone.
     finished: bool,
-    /// The overlay directory alone: where speculative writes may go.
-    write_scope: Arc<Workspace>,
-    /// The overlay directory and the workspace roots: where speculative reads may go.
-    read_scope: Arc<Workspace>,
 }
 
 impl std::fmt::Debug for OverlayFs {
@@ -113,20 +114,13 @@ impl OverlayFs {
             let _ = std::fs::remove_dir(&dir);
             return Err(OverlayError::InsideWorkspace(dir));
         }
-        let scope = || Workspace::new(&dir).map_err(io_error(&dir));
-        let write_scope = Arc::new(scope()?);
-        let mut read_scope = scope()?;
-        for root in workspace.roots() {
-            read_scope.add_root(root).map_err(io_error(root))?;
-        }
         tracing::debug!(dir = %dir.display(), "overlay created");
         Ok(Self {
-            write_scope,
-            read_scope: Arc::new(read_scope),
             root: workspace.root().to_path_buf(),
             workspace,
             dir,
             files: Mutex::new(BTreeMap::new()),
+            deleted: Mutex::new(BTreeMap::new()),
             applied: AtomicBool::new(false),
             finished: false,
         })
@@ -166,14 +160,6 @@ impl OverlayFs {
         text.replace(&format!("{dir}/"), "").replace(&dir, ".")
     }
 
-    pub(crate) fn write_scope(&self) -> &Arc<Workspace> {
-        &self.write_scope
-    }
-
-    pub(crate) fn read_scope(&self) -> &Arc<Workspace> {
-        &self.read_scope
-    }
-
     /// Where a read of `path` goes: the overlay copy once the file was written, else
     /// the real (canonical) path, which may not exist. Paths outside the workspace are
     /// an error.
@@ -210,6 +196,9 @@ impl OverlayFs {
             }
         })?;
         let target = self.dir.join(&key);
+        // A path a command deleted starts empty, as a new file (taken before the files'
+        // lock: `is_deleted` takes them in the other order).
+        let was_deleted = self.lock_deleted().keys().any(|k| key.starts_with(k));
         // Held across the copy so two parallel first writes copy once.
         let mut files = self.lock();
         if files.contains_key(&key) {
@@ -225,7 +214,16 @@ impl OverlayFs {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io_error(parent))?;
         }
-        original.copy_into(&real, &target)?;
+        if was_deleted {
+            // Its whiteout goes: the file is the speculation's own from here.
+            if let Err(e) = std::fs::remove_file(&target) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(io_error(&target)(e));
+                }
+            }
+        } else {
+            original.copy_into(&real, &target)?;
+        }
         tracing::trace!(key = %key.display(), "overlay: first write");
         files.insert(key, original);
         Ok(target)
@@ -238,6 +236,31 @@ impl OverlayFs {
             .keys()
             .filter(|k| self.dir.join(k).is_file())
             .cloned()
+            .collect()
+    }
+
+    /// Whether the overlay holds its own copy of the file `key` (relative to the root).
+    pub fn holds(&self, key: &Path) -> bool {
+        self.lock().contains_key(key)
+    }
+
+    /// Whether `key` (relative to the root) is gone in the overlay: a command deleted it
+    /// or a directory above it, and nothing the speculation wrote since stands there.
+    pub fn is_deleted(&self, key: &Path) -> bool {
+        let deleted = self.lock_deleted();
+        if deleted.is_empty() || !key.ancestors().any(|a| deleted.contains_key(a)) {
+            return false;
+        }
+        drop(deleted);
+        !self.lock().keys().any(|k| k.starts_with(key))
+    }
+
+    /// Files speculated commands deleted (relative to the root, sorted).
+    pub fn deleted_files(&self) -> Vec<PathBuf> {
+        self.lock_deleted()
+            .iter()
+            .filter(|(_, g)| matches!(g, Gone::File(_)))
+            .map(|(k, _)| k.clone())
             .collect()
     }
 
@@ -280,7 +303,10 @@ impl OverlayFs {
             &self.workspace,
             &self.root,
             &self.dir,
-            &self.lock(),
+            &apply::Changes {
+                written: &self.lock(),
+                deleted: &self.lock_deleted(),
+            },
             journal_dir,
         );
         if !report.is_complete() {
@@ -323,6 +349,10 @@ impl OverlayFs {
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Original>> {
         self.files.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_deleted(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Gone>> {
+        self.deleted.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -78,6 +78,12 @@ impl Staged {
         self.tmp.as_file().sync_all()
     }
 
+    /// Gives the temporary file these permission bits instead of the target's (a change
+    /// of mode the caller means to make).
+    pub fn set_mode(&self, mode: u32) -> std::io::Result<()> {
+        std::fs::set_permissions(self.tmp.path(), Permissions::from_mode(mode))
+    }
+
     /// Renames the temporary file over its target.
     pub fn commit(self) -> std::io::Result<()> {
         self.tmp.persist(&self.target).map_err(|e| e.error)?;
@@ -88,13 +94,16 @@ impl Staged {
 /// Makes every staged file durable, their fsyncs running at once (one thread each but
 /// the last): the disk and the filesystem's log can then serve them together, so the
 /// batch costs about one fsync instead of one per file. The first error is returned.
-pub fn sync_staged(staged: &[Staged]) -> std::io::Result<()> {
+pub fn sync_staged<S: std::borrow::Borrow<Staged> + Sync>(staged: &[S]) -> std::io::Result<()> {
     let Some((last, rest)) = staged.split_last() else {
         return Ok(());
     };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = rest.iter().map(|s| scope.spawn(|| s.sync())).collect();
-        let mut result = last.sync();
+        let handles: Vec<_> = rest
+            .iter()
+            .map(|s| scope.spawn(|| s.borrow().sync()))
+            .collect();
+        let mut result = last.borrow().sync();
         for handle in handles {
             let synced = handle
                 .join()

@@ -14,8 +14,10 @@
 //! tokio's blocking pool (`blocking.rs`) or spawn their walks there, so [`DiskFs`] does
 //! its blocking calls directly.
 
-use crate::grep::Found;
+pub use crate::grep::Found;
 use crate::ScopeError;
+/// The matcher `glob` is given (re-exported so an implementation needs no `globset`).
+pub use globset::GlobMatcher;
 use saki_llm_worker::ToolError;
 use saki_shell_safety::roots::Roots;
 use std::io::{Read, Seek};
@@ -87,11 +89,7 @@ pub trait Fs: Send + Sync + std::fmt::Debug {
     async fn list_dir(&self, dir: &Path) -> std::io::Result<Vec<String>>;
     /// Files under `base` (`.gitignore` respected) whose path relative to `base`
     /// matches, relative to `base`.
-    async fn glob(
-        &self,
-        base: &Path,
-        matcher: &globset::GlobMatcher,
-    ) -> Result<Vec<String>, ToolError>;
+    async fn glob(&self, base: &Path, matcher: &GlobMatcher) -> Result<Vec<String>, ToolError>;
     /// Searches `base` (a file or a directory, `.gitignore` respected).
     async fn grep(&self, base: &Path, query: &GrepQuery) -> Result<Found, ToolError>;
 }
@@ -143,11 +141,7 @@ impl Fs for DiskFs {
             .collect())
     }
 
-    async fn glob(
-        &self,
-        base: &Path,
-        matcher: &globset::GlobMatcher,
-    ) -> Result<Vec<String>, ToolError> {
+    async fn glob(&self, base: &Path, matcher: &GlobMatcher) -> Result<Vec<String>, ToolError> {
         let (base, matcher) = (base.to_path_buf(), matcher.clone());
         tokio::task::spawn_blocking(move || crate::listing::glob_walk(&base, &matcher))
             .await

@@ -54,11 +54,7 @@ impl Fs for Buffers {
     async fn list_dir(&self, dir: &Path) -> std::io::Result<Vec<String>> {
         DiskFs.list_dir(dir).await
     }
-    async fn glob(
-        &self,
-        base: &Path,
-        matcher: &globset::GlobMatcher,
-    ) -> Result<Vec<String>, ToolError> {
+    async fn glob(&self, base: &Path, matcher: &GlobMatcher) -> Result<Vec<String>, ToolError> {
         DiskFs.glob(base, matcher).await
     }
     async fn grep(&self, base: &Path, query: &GrepQuery) -> Result<Found, ToolError> {

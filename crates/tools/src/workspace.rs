@@ -71,6 +71,13 @@ impl Workspace {
         self.code_intel.as_ref()
     }
 
+    /// This workspace without language servers: a speculation's file tools, which
+    /// attach them to its overlay's text themselves.
+    pub fn without_code_intel(mut self) -> Self {
+        self.code_intel = None;
+        self
+    }
+
     /// The file tools of this workspace read and write through `fs` (an editor's
     /// buffers, say); paths are still resolved and scope-checked here first.
     pub fn set_fs(&mut self, fs: Arc<dyn crate::fs::Fs>) {

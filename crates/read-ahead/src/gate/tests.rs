@@ -76,18 +76,20 @@ fn read_tools_are_allowed_in_every_mode() {
 }
 
 #[test]
-fn reads_of_written_files_go_to_the_overlay() {
+fn writes_make_the_overlay_copy_and_every_tool_gets_the_real_path() {
     let f = fixture();
     let gate = ToolGate::new(ApprovalMode::AutoEdit, f.overlay.clone());
     let write = allowed(gate.check(
         "write_file",
         &json!({"path": "src/app.rs", "content": "x"}).to_string(),
     ));
-    let overlay_copy = f.overlay.dir().join("src/app.rs").display().to_string();
-    assert_eq!(write, json!({"path": overlay_copy, "content": "x"}));
+    let real = f.root.join("src/app.rs").display().to_string();
+    assert_eq!(write, json!({"path": real, "content": "x"}));
+    // The copy is made: the tool's Fs (the overlay view) reads and writes it.
+    assert!(f.overlay.dir().join("src/app.rs").is_file());
     let read = allowed(gate.check("read_file", &json!({"path": "./src/app.rs"}).to_string()));
-    assert_eq!(read["path"], overlay_copy);
-    // Directory tools get the real path and merge the overlay themselves.
+    assert_eq!(read["path"], real);
+    // Directory tools get the real path too.
     let grep = allowed(gate.check(
         "grep",
         &json!({"pattern": "x", "path": "src/app.rs"}).to_string(),
@@ -110,7 +112,7 @@ fn edits_are_redirected_only_in_auto_edit_and_yolo() {
             ));
             assert_eq!(
                 input["path"],
-                f.overlay.dir().join("src/new.rs").display().to_string()
+                f.root.join("src/new.rs").display().to_string()
             );
             assert_eq!(input["old_string"], "a");
         }
@@ -369,13 +371,23 @@ async fn ungated_writes_cannot_reach_the_real_tree() {
     let f = fixture();
     let server = speculation_tool_server(f.overlay.workspace().clone(), f.overlay.clone());
     let real = f.root.join("src/app.rs").display().to_string();
+    // A call that skipped the gate still writes through the overlay view.
+    let input = json!({"path": real, "old_string": "main", "new_string": "start"}).to_string();
+    server.call_tool("edit", &input, ctx()).await.unwrap();
     let input = json!({"path": real, "content": "x"}).to_string();
-    assert!(server.call_tool("write_file", &input, ctx()).await.is_err());
-    let input = json!({"path": real, "old_string": "main", "new_string": "x"}).to_string();
-    assert!(server.call_tool("edit", &input, ctx()).await.is_err());
+    server.call_tool("write_file", &input, ctx()).await.unwrap();
+    let input = json!({"path": real}).to_string();
+    assert!(server
+        .call_tool("delete_file", &input, ctx())
+        .await
+        .is_err());
     assert_eq!(
         fs::read_to_string(f.root.join("src/app.rs")).unwrap(),
         "fn main() {}\n"
+    );
+    assert_eq!(
+        fs::read_to_string(f.overlay.dir().join("src/app.rs")).unwrap(),
+        "x"
     );
 }
 
@@ -405,7 +417,8 @@ fn a_path_copied_from_the_overlay_means_the_workspace_file() {
         "write_file",
         &json!({"path": copied.display().to_string(), "content": "x"}).to_string(),
     ));
-    assert_eq!(input["path"], json!(copied.display().to_string()));
+    let real = f.root.join("src/app.rs");
+    assert_eq!(input["path"], json!(real.display().to_string()));
     let note = format!("wrote {}", copied.display());
     assert_eq!(f.overlay.hide_dir(&note), "wrote src/app.rs");
     assert_eq!(f.overlay.workspace_path("README.md"), "README.md");

@@ -1,105 +1,11 @@
-//! Applying an overlay to the real tree, and what a real file was at its first write
-//! (so a file the person changed meanwhile is reported, not overwritten).
+//! Applying an overlay to the real tree: every change checked, journaled, staged and
+//! made durable, then renamed (or, for a deletion, removed), all or none.
 
-use super::{io_error, OverlayError};
+use super::original::{Gone, Original};
 use saki_tools::atomic::Staged;
 use saki_tools::Workspace;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
-
-/// The real file at the first write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Original {
-    Missing,
-    File(Fingerprint),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fingerprint {
-    len: u64,
-    modified: Option<SystemTime>,
-    hash: u64,
-}
-
-fn content_hash(bytes: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
-}
-
-impl Original {
-    /// What is at `real` now; directories and special files cannot be written.
-    pub(crate) fn capture(real: &Path, shown: &str) -> Result<Original, OverlayError> {
-        match std::fs::metadata(real) {
-            Ok(m) if m.is_dir() => Err(OverlayError::IsDirectory(shown.to_owned())),
-            Ok(m) if !m.is_file() => Err(OverlayError::NotAFile(shown.to_owned())),
-            Ok(m) => {
-                let bytes = std::fs::read(real).map_err(io_error(real))?;
-                Ok(Original::File(Fingerprint {
-                    len: m.len(),
-                    modified: m.modified().ok(),
-                    hash: content_hash(&bytes),
-                }))
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                // The nearest existing ancestor must be a directory, or apply could
-                // never create the file.
-                match real.ancestors().skip(1).find(|a| a.exists()) {
-                    Some(a) if !a.is_dir() => Err(OverlayError::NotADirectory(shown.to_owned())),
-                    _ => Ok(Original::Missing),
-                }
-            }
-            Err(e) => Err(io_error(real)(e)),
-        }
-    }
-
-    /// Puts the first-write copy at `target` (nothing for a new file).
-    pub(crate) fn copy_into(&self, real: &Path, target: &Path) -> Result<(), OverlayError> {
-        if let Original::File(_) = self {
-            // `fs::copy` keeps the permission bits.
-            std::fs::copy(real, target).map_err(io_error(target))?;
-        }
-        Ok(())
-    }
-
-    /// Why the real file no longer matches, if it does not.
-    fn conflict(&self, target: &Path) -> Option<&'static str> {
-        let meta = match std::fs::symlink_metadata(target) {
-            Ok(m) => m,
-            Err(_) => {
-                return match self {
-                    Original::Missing => match target.ancestors().skip(1).find(|a| a.exists()) {
-                        Some(a) if !a.is_dir() => {
-                            Some("a file now stands where its directory would be")
-                        }
-                        _ => None,
-                    },
-                    Original::File(_) => Some("it was deleted since the speculation read it"),
-                }
-            }
-        };
-        let Original::File(fp) = self else {
-            return Some("it was created since the speculation started");
-        };
-        if !meta.is_file() {
-            return Some("it is no longer a regular file");
-        }
-        if meta.len() == fp.len && meta.modified().ok() == fp.modified {
-            return None;
-        }
-        match std::fs::read(target) {
-            Ok(bytes) if bytes.len() as u64 == fp.len && content_hash(&bytes) == fp.hash => None,
-            _ => Some("it was changed since the speculation read it"),
-        }
-    }
-}
 
 /// Why one file was not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -202,53 +108,103 @@ impl ApplyReport {
     }
 }
 
-/// One file to write, checked.
+/// What the overlay changed: files written (with what each was at the first write) and
+/// paths commands deleted.
+pub(crate) struct Changes<'a> {
+    pub(crate) written: &'a BTreeMap<PathBuf, Original>,
+    pub(crate) deleted: &'a BTreeMap<PathBuf, Gone>,
+}
+
+/// No deletions.
+#[cfg(test)]
+static NOTHING_DELETED: BTreeMap<PathBuf, Gone> = BTreeMap::new();
+
+#[cfg(test)]
+impl<'a> Changes<'a> {
+    /// Written files only.
+    pub(crate) fn written(written: &'a BTreeMap<PathBuf, Original>) -> Self {
+        Self {
+            written,
+            deleted: &NOTHING_DELETED,
+        }
+    }
+}
+
+/// What is done to one file.
+pub(super) enum Action {
+    /// Its new bytes and permission bits (a new file's, or a changed mode).
+    Write {
+        bytes: Vec<u8>,
+        mode: u32,
+        set_mode: bool,
+    },
+    /// A command deleted it.
+    Remove,
+}
+
+/// One file to change, checked.
 pub(super) struct Planned {
     pub(super) key: PathBuf,
     pub(super) target: PathBuf,
     original: Original,
-    /// The overlay file's bytes and permission bits (for a new file).
-    pub(super) bytes: Vec<u8>,
-    mode: u32,
+    pub(super) action: Action,
 }
 
-/// Applies the overlay files in `dir` over `root`, all or none: every file is checked
-/// before any is written; the originals are saved in a journal (in `journal_dir`, or
-/// in memory only when there is none) before the first write; a failure midway puts back
-/// what was written; the journal goes after the last write. A process killed midway
+impl Planned {
+    /// What the apply leaves in the file (`None`: no file).
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match &self.action {
+            Action::Write { bytes, .. } => Some(bytes),
+            Action::Remove => None,
+        }
+    }
+}
+
+/// Applies the overlay's changes over `root`, all or none: every file is checked
+/// before any is changed; the originals are saved in a journal (in `journal_dir`, or
+/// in memory only when there is none) before the first change; a failure midway puts
+/// back what was changed; the journal goes after the last. A process killed midway
 /// leaves the journal, and the next saki rolls it back ([`super::journal::recover`]).
+/// Directories commands deleted go last, when empty.
 pub(crate) fn apply_all(
     workspace: &Workspace,
     root: &Path,
     dir: &Path,
-    files: &BTreeMap<PathBuf, Original>,
+    changes: &Changes<'_>,
     journal_dir: Option<&Path>,
 ) -> ApplyReport {
-    apply_all_with(workspace, root, dir, files, journal_dir, &|p, staged| {
+    apply_all_with(workspace, root, dir, changes, journal_dir, &|p, staged| {
         commit_one(workspace, p, staged)
     })
 }
 
-/// How one checked file's durable temporary file is renamed over it (tests put a
-/// failure in).
-pub(super) type Writer<'a> = &'a dyn Fn(&Planned, Staged) -> Result<(), ApplyError>;
+/// How one checked file's durable temporary file is renamed over it, or a deleted
+/// file removed (tests put a failure in).
+pub(super) type Writer<'a> = &'a dyn Fn(&Planned, Option<Staged>) -> Result<(), ApplyError>;
 
-/// [`apply_all`], writing each file with `write`.
+/// [`apply_all`], changing each file with `write`.
 pub(super) fn apply_all_with(
     workspace: &Workspace,
     root: &Path,
     dir: &Path,
-    files: &BTreeMap<PathBuf, Original>,
+    changes: &Changes<'_>,
     journal_dir: Option<&Path>,
     write: Writer<'_>,
 ) -> ApplyReport {
     let mut checked = Vec::new();
-    for (key, original) in files {
+    for (key, original) in changes.written {
         let source = dir.join(key);
         if !source.is_file() {
             continue;
         }
         checked.push(plan_one(workspace, root, key, original, &source));
+    }
+    for (key, gone) in changes.deleted {
+        if let Gone::File(original) = gone {
+            if !changes.written.contains_key(key) {
+                checked.push(plan_removal(workspace, root, key, original));
+            }
+        }
     }
     if let Some((key, cause)) = checked.iter().find_map(|c| c.as_ref().err()) {
         tracing::warn!(path = %key.display(), error = %cause, "overlay not applied: a file cannot be");
@@ -278,8 +234,7 @@ pub(super) fn apply_all_with(
     // at once (parallel fsyncs, about the cost of one): nothing is renamed before every
     // new content is on disk, so a target holds its original or what the apply wrote,
     // never a torn file, even after a power cut; the journal rolls back either.
-    let staged = stage_all(&planned);
-    let staged = match staged {
+    let staged = match stage_all(&planned) {
         Ok(staged) => staged,
         Err((index, e)) => {
             tracing::warn!(error = %e, "overlay not applied: a file cannot be written");
@@ -333,21 +288,45 @@ pub(super) fn apply_all_with(
         }
     }
     journal.finish();
+    remove_deleted_dirs(root, changes.deleted);
     tracing::debug!(applied = planned.len(), "overlay applied");
     report(planned.into_iter().map(|p| (p.key, Ok(()))).collect())
 }
 
-/// Every planned file written to its temporary file, then all made durable at once; on
-/// failure, the file that failed (`None`: the batch's fsync) and why.
-fn stage_all(planned: &[Planned]) -> Result<Vec<Staged>, (Option<usize>, std::io::Error)> {
+/// Directories commands deleted, deepest first, when nothing is left in them (a file
+/// the person put there since stays, and so does its directory).
+fn remove_deleted_dirs(root: &Path, deleted: &BTreeMap<PathBuf, Gone>) {
+    for (key, _) in deleted.iter().rev().filter(|(_, g)| **g == Gone::Dir) {
+        let _ = std::fs::remove_dir(root.join(key));
+    }
+}
+
+/// Every planned write staged in a temporary file (a removal stages nothing), then all
+/// made durable at once; on failure, the file that failed (`None`: the batch's fsync)
+/// and why.
+fn stage_all(planned: &[Planned]) -> Result<Vec<Option<Staged>>, (Option<usize>, std::io::Error)> {
     let staged = planned
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            saki_tools::atomic::stage(&p.target, &p.bytes, p.mode).map_err(|e| (Some(i), e))
+        .map(|(i, p)| match &p.action {
+            Action::Write {
+                bytes,
+                mode,
+                set_mode,
+            } => {
+                let staged = saki_tools::atomic::stage(&p.target, bytes, *mode)
+                    .and_then(|s| match set_mode {
+                        true => s.set_mode(*mode).map(|()| s),
+                        false => Ok(s),
+                    })
+                    .map_err(|e| (Some(i), e))?;
+                Ok(Some(staged))
+            }
+            Action::Remove => Ok(None),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    saki_tools::atomic::sync_staged(&staged).map_err(|e| (None, e))?;
+    let writes: Vec<&Staged> = staged.iter().flatten().collect();
+    saki_tools::atomic::sync_staged(&writes).map_err(|e| (None, e))?;
     Ok(staged)
 }
 
@@ -375,12 +354,35 @@ pub(super) fn plan_one(
     let io = |e: std::io::Error| fail(ApplyError::Io(format!("cannot read the overlay: {e}")));
     let bytes = std::fs::read(source).map_err(io)?;
     let mode = std::fs::metadata(source).map_err(io)?.permissions().mode() & 0o7777;
+    // A file the speculation gave other permission bits gets them; otherwise the real
+    // file keeps its own (the person may have changed them meanwhile).
+    let set_mode = matches!(original, Original::File(fp) if fp.mode != mode);
     Ok(Planned {
         key: key.to_path_buf(),
         target,
         original: original.clone(),
-        bytes,
-        mode,
+        action: Action::Write {
+            bytes,
+            mode,
+            set_mode,
+        },
+    })
+}
+
+/// Checks one file a command deleted.
+fn plan_removal(
+    workspace: &Workspace,
+    root: &Path,
+    key: &Path,
+    original: &Original,
+) -> Result<Planned, (PathBuf, ApplyError)> {
+    let target = root.join(key);
+    check(workspace, &target, original).map_err(|e| (key.to_path_buf(), e))?;
+    Ok(Planned {
+        key: key.to_path_buf(),
+        target,
+        original: original.clone(),
+        action: Action::Remove,
     })
 }
 
@@ -399,23 +401,31 @@ fn check(workspace: &Workspace, target: &Path, original: &Original) -> Result<()
 }
 
 /// Checked again right before the rename (the tree may have changed since the plan),
-/// then its temporary file, already durable, is renamed over it.
+/// then its temporary file, already durable, is renamed over it (or, for a file a
+/// command deleted, the file is removed).
 pub(super) fn commit_one(
     workspace: &Workspace,
     p: &Planned,
-    staged: Staged,
+    staged: Option<Staged>,
 ) -> Result<(), ApplyError> {
     check(workspace, &p.target, &p.original)?;
-    staged
-        .commit()
-        .map_err(|e| ApplyError::Io(format!("{}: {e}", p.target.display())))
+    let io = |e: std::io::Error| ApplyError::Io(format!("{}: {e}", p.target.display()));
+    match staged {
+        Some(staged) => staged.commit().map_err(io),
+        None => std::fs::remove_file(&p.target).map_err(io),
+    }
 }
 
-/// One file checked and written on its own with `saki_tools::atomic` (temporary file,
+/// One file checked and changed on its own with `saki_tools::atomic` (temporary file,
 /// fsync, rename): what an apply does to each file, one at a time.
 #[cfg(test)]
 pub(super) fn write_one(workspace: &Workspace, p: &Planned) -> Result<(), ApplyError> {
     check(workspace, &p.target, &p.original)?;
-    saki_tools::atomic::write_atomic_mode(&p.target, &p.bytes, p.mode)
-        .map_err(|e| ApplyError::Io(format!("{}: {e}", p.target.display())))
+    let io = |e: std::io::Error| ApplyError::Io(format!("{}: {e}", p.target.display()));
+    match &p.action {
+        Action::Write { bytes, mode, .. } => {
+            saki_tools::atomic::write_atomic_mode(&p.target, bytes, *mode).map_err(io)
+        }
+        Action::Remove => std::fs::remove_file(&p.target).map_err(io),
+    }
 }

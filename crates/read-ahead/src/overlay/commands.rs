@@ -10,13 +10,17 @@
 //!   `node_modules/`, `__pycache__/`) are dropped, not applied: they can be gigabytes,
 //!   the overlay may sit on another file system than the workspace (so moving is a copy),
 //!   and the next real build makes them again.
-//! - A deletion (a whiteout) or a directory replaced whole (an opaque directory) is not
-//!   applied by accept yet: the speculation stops there (the suggestion runs as a normal
-//!   turn), and nothing of it reaches the real tree.
+//! - A deletion (a whiteout) is recorded with what the real file was (a directory: every
+//!   file and directory below it), and so are the real files a directory replaced whole
+//!   (an opaque directory) no longer has; accept removes them, all or none with the rest,
+//!   and a file the person changed since is a conflict. A symbolic link deleted is not
+//!   applied: the speculation stops there.
+//! - A file whose permission bits a command changed is recorded like any changed file,
+//!   and accept gives the real file those bits.
 //! - A sensitive path (`.git/`, `.saki/`, ...) is a boundary too: writing it needs the
 //!   person in every mode but `yolo`, and never happens unseen.
 
-use super::apply::Original;
+use super::original::{Gone, Original};
 use super::{base, io_error, OverlayError, OverlayFs};
 use saki_sandbox::OverlayMount;
 use std::os::unix::fs::FileTypeExt;
@@ -27,7 +31,8 @@ use std::path::{Path, PathBuf};
 pub enum Unaccepted {
     /// It wrote a file that makes tools run code (`.git/`, `.saki/`, ...).
     Sensitive(String),
-    /// It deleted a file or replaced a directory, which accept does not apply yet.
+    /// It deleted something accept does not apply (a symbolic link), or what it deleted
+    /// cannot be read.
     Deletion(String),
 }
 
@@ -55,6 +60,7 @@ impl OverlayFs {
     pub fn absorb_commands(&self) -> Result<Vec<PathBuf>, Unaccepted> {
         let ignore = gitignore(&self.root);
         let mut found = Vec::new();
+        let mut gone = Vec::new();
         let mut stack = vec![PathBuf::new()];
         while let Some(rel) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(self.dir.join(&rel)) else {
@@ -74,15 +80,22 @@ impl OverlayFs {
                     let _ = remove(&entry.path(), kind.is_dir());
                     continue;
                 }
-                if is_whiteout(&kind, &entry.path()) {
-                    return Err(Unaccepted::Deletion(shown));
-                }
                 if let Some(why) = saki_tools::sensitive_path(self.workspace(), &shown) {
                     return Err(Unaccepted::Sensitive(format!("{shown} ({why})")));
                 }
+                if is_whiteout(&kind, &entry.path()) {
+                    gone.push(key);
+                    continue;
+                }
                 if kind.is_dir() {
                     if is_opaque(&entry.path()) && real.is_dir() {
-                        return Err(Unaccepted::Deletion(format!("{shown}/")));
+                        // What the real directory holds that the new one lacks is gone.
+                        for name in std::fs::read_dir(&real).into_iter().flatten().flatten() {
+                            let below = key.join(name.file_name());
+                            if std::fs::symlink_metadata(self.dir.join(&below)).is_err() {
+                                gone.push(below);
+                            }
+                        }
                     }
                     stack.push(key);
                 } else if kind.is_file() || kind.is_symlink() {
@@ -90,7 +103,13 @@ impl OverlayFs {
                 }
             }
         }
+        let deletions = self.deletions(&gone)?;
         let mut files = self.lock();
+        // A file a tool wrote and a command then deleted is no longer written: its
+        // place in the upper layer is a whiteout, which must not be applied as a file.
+        for key in &gone {
+            files.remove(key);
+        }
         let mut added = Vec::new();
         for key in found {
             if files.contains_key(&key) {
@@ -104,7 +123,48 @@ impl OverlayFs {
             files.insert(key.clone(), original);
             added.push(key);
         }
+        drop(files);
+        let mut deleted = self.lock_deleted();
+        for (key, what) in deletions {
+            if let std::collections::btree_map::Entry::Vacant(entry) = deleted.entry(key) {
+                added.push(entry.key().clone());
+                entry.insert(what);
+            }
+        }
         Ok(added)
+    }
+
+    /// What deleting each of `keys` removed from the real tree: the file, or the
+    /// directory with everything below it (directories after what they hold).
+    fn deletions(&self, keys: &[PathBuf]) -> Result<Vec<(PathBuf, Gone)>, Unaccepted> {
+        let mut out = Vec::new();
+        let mut stack: Vec<PathBuf> = keys.to_vec();
+        while let Some(key) = stack.pop() {
+            let real = self.root.join(&key);
+            let shown = key.display().to_string();
+            let Ok(meta) = std::fs::symlink_metadata(&real) else {
+                // Made and removed within the speculation: nothing real is gone.
+                continue;
+            };
+            if let Some(why) = saki_tools::sensitive_path(self.workspace(), &shown) {
+                return Err(Unaccepted::Sensitive(format!("{shown} ({why})")));
+            }
+            if meta.is_dir() {
+                for entry in std::fs::read_dir(&real).into_iter().flatten().flatten() {
+                    stack.push(key.join(entry.file_name()));
+                }
+                out.push((key, Gone::Dir));
+            } else if meta.is_file() {
+                let original = Original::capture(&real, &shown)
+                    .map_err(|e| Unaccepted::Deletion(e.to_string()))?;
+                out.push((key, Gone::File(original)));
+            } else {
+                return Err(Unaccepted::Deletion(format!(
+                    "{shown} (not a regular file or directory)"
+                )));
+            }
+        }
+        Ok(out)
     }
 
     /// Removes the scratch directory, if commands ran.

@@ -79,7 +79,8 @@ struct Entry {
     /// Relative to the root.
     key: RawPath,
     before: Before,
-    written: Stamp,
+    /// What the apply leaves there; `None`: no file (a deletion).
+    written: Option<Stamp>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -134,7 +135,7 @@ impl Journal {
             entries.push(Entry {
                 key: RawPath::of(&p.key),
                 before,
-                written: Stamp::of(&p.bytes),
+                written: p.bytes().map(Stamp::of),
             });
         }
         let mut journal = Journal {
@@ -248,9 +249,10 @@ fn restore_entry(root: &Path, entry: &Entry, originals: &[u8]) -> Restored {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Restored::Failed(e.to_string()),
     };
-    let holds_written = now
-        .as_deref()
-        .is_some_and(|b| Stamp::of(b) == entry.written);
+    let holds_written = match entry.written {
+        Some(stamp) => now.as_deref().is_some_and(|b| Stamp::of(b) == stamp),
+        None => now.is_none(),
+    };
     match &entry.before {
         Before::Absent { created_dirs } => {
             if now.is_none() {
@@ -274,19 +276,33 @@ fn restore_entry(root: &Path, entry: &Entry, originals: &[u8]) -> Restored {
             let Some(original) = range else {
                 return Restored::Failed("the journal is cut short".to_owned());
             };
-            match now {
-                Some(bytes) if bytes == original => Restored::Unchanged,
-                Some(_) if holds_written => {
-                    match saki_tools::atomic::write_atomic_mode(&target, original, *mode) {
-                        Ok(()) => Restored::Put,
-                        Err(e) => Restored::Failed(e.to_string()),
-                    }
+            let put = || match saki_tools::atomic::write_atomic_mode(&target, original, *mode) {
+                Ok(()) => {
+                    set_mode(&target, *mode).map_or_else(Restored::Failed, |()| Restored::Put)
                 }
+                Err(e) => Restored::Failed(e.to_string()),
+            };
+            match now {
+                // Its bytes are back; a mode the apply changed goes back too.
+                Some(bytes) if bytes == original => match holds_written {
+                    true => set_mode(&target, *mode)
+                        .map_or_else(Restored::Failed, |()| Restored::Unchanged),
+                    false => Restored::Unchanged,
+                },
+                _ if holds_written => put(),
                 Some(_) => Restored::Left("it was changed since".to_owned()),
                 None => Restored::Left("it was deleted since".to_owned()),
             }
         }
     }
+}
+
+/// Gives `target` these permission bits (a file written over keeps its own, so a mode
+/// the apply changed is put back by hand).
+fn set_mode(target: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(target, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| e.to_string())
 }
 
 /// Removes the directories an apply created, deepest first, while they are empty.

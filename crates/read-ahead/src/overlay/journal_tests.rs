@@ -1,7 +1,7 @@
 //! All-or-none apply: a write failing midway restores what was written, and a journal a
 //! killed process left is rolled back.
 
-use super::apply::{apply_all_with, commit_one, plan_one, write_one, Planned};
+use super::apply::{apply_all_with, commit_one, plan_one, write_one, Changes, Planned};
 use super::journal::{recover, Journal};
 use super::tests::{fixture, overlay, Fixture};
 use super::*;
@@ -61,7 +61,7 @@ fn a_write_failing_midway_restores_what_was_written() {
         &ws,
         o.root(),
         o.dir(),
-        &o.lock(),
+        &Changes::written(&o.lock()),
         Some(&journal_dir),
         &fail_last,
     );
@@ -115,7 +115,7 @@ fn every_file_is_staged_before_the_first_rename() {
         &ws,
         o.root(),
         o.dir(),
-        &o.lock(),
+        &Changes::written(&o.lock()),
         Some(&journal_dir),
         &check_then_commit,
     );
