@@ -41,6 +41,7 @@ pub struct OtelConfig {
 pub enum TelemetryError {
     #[error("otel.protocol `{0}`: expected \"http/protobuf\" or \"grpc\"")]
     Protocol(String),
+    #[cfg(not(feature = "otel-grpc"))]
     #[error("otel.protocol = \"grpc\" needs a saki built with `--features otel-grpc`; use \"http/protobuf\"")]
     NoGrpc,
     #[error("otel: cannot build the exporter: {0}")]
