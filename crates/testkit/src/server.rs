@@ -144,6 +144,13 @@ impl MockServer {
                     return;
                 };
                 let app = axum::Router::new().fallback(handle).with_state(app_state);
+                // Each SSE event is its own write: with Nagle's algorithm a write waits
+                // for the client's delayed ACK (40 ms on Linux) on a reused connection,
+                // which real streaming servers avoid and timings must not include.
+                use axum::serve::ListenerExt;
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
                 let _ = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = rx.await;
