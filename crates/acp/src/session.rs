@@ -276,6 +276,7 @@ impl SessionTask {
             Command::Redo { force } => Some(Action::Redo { force }),
             Command::Rewind { .. } => Some(Action::ListTurns),
             Command::Mcp => Some(Action::ListMcp),
+            Command::Lsp => Some(Action::ListLsp),
             Command::Skills => Some(Action::ListSkills),
             Command::Memory => Some(Action::ListMemory),
         };

@@ -30,6 +30,8 @@ mod tests;
 #[cfg(test)]
 mod tests_delegation;
 #[cfg(test)]
+mod tests_lsp;
+#[cfg(test)]
 mod tests_read_ahead;
 #[cfg(test)]
 mod tests_undo;
@@ -455,6 +457,14 @@ impl Engine {
                 }
                 Action::ListMemory => {
                     self.list_memory();
+                    false
+                }
+                Action::ListLsp => {
+                    let report = match self.workspace.code_intel() {
+                        Some(code_intel) => code_intel.report(),
+                        None => "no language servers in this session (none found on PATH, or lsp = false)".to_owned(),
+                    };
+                    self.alert(Level::Info, report);
                     false
                 }
                 Action::Cancel => false,

@@ -89,6 +89,8 @@ pub enum Action {
     ListSkills,
     /// `/memory`: report the instruction files in effect and where `remember` writes.
     ListMemory,
+    /// `/lsp`: report the language servers, their states and their counts.
+    ListLsp,
     Quit,
 }
 

@@ -59,7 +59,7 @@ struct Pipeline {
 
 /// What finished in the background.
 pub(crate) enum ReadAheadEvent {
-    Speculated(Option<Speculation>, Box<CacheSafeParams>),
+    Speculated(Option<Box<Speculation>>, Box<CacheSafeParams>),
     Pipelined(Result<String, NoSuggestion>, bool),
 }
 
@@ -89,7 +89,7 @@ impl ReadAhead {
         tokio::select! {
             s = speculated => {
                 let params = self.background.take().map(|b| b.params).unwrap_or_default();
-                ReadAheadEvent::Speculated(s, Box::new(params))
+                ReadAheadEvent::Speculated(s.map(Box::new), Box::new(params))
             }
             n = pipelined => {
                 let accepted = self.pipeline.take().is_some_and(|p| p.accepted);
@@ -380,7 +380,9 @@ impl Engine {
     /// Something in the background finished.
     pub(crate) fn on_read_ahead(&mut self, event: ReadAheadEvent) {
         match event {
-            ReadAheadEvent::Speculated(finished, params) => self.on_speculation(finished, *params),
+            ReadAheadEvent::Speculated(finished, params) => {
+                self.on_speculation(finished.map(|s| *s), *params)
+            }
             ReadAheadEvent::Pipelined(next, accepted) => match (next, accepted) {
                 (next, false) => self.read_ahead.next = Some(next),
                 (Ok(text), true) => {

@@ -16,6 +16,7 @@ pub const HELP: &str = "\
 /redo [--force]       put back what the last /undo took back
 /rewind [--force]     pick a turn: files and conversation go back to before it
 /mcp                  the MCP servers, their state and their tools
+/lsp                  the language servers, their states and their counts
 /skills               the skills the model can load
 /memory               the AGENTS.md files in effect and where remember writes
 /quit                 leave (also Ctrl+D on an empty prompt)
@@ -49,6 +50,7 @@ pub enum Command {
         force: bool,
     },
     Mcp,
+    Lsp,
     Skills,
     Memory,
     Quit,
@@ -73,6 +75,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "/new" | "/clear" => no_args(Command::New),
         "/stats" => no_args(Command::Stats),
         "/mcp" => no_args(Command::Mcp),
+        "/lsp" => no_args(Command::Lsp),
         "/skills" => no_args(Command::Skills),
         "/memory" => no_args(Command::Memory),
         "/model" => match args.as_slice() {
@@ -164,6 +167,9 @@ mod tests {
         assert_eq!(parse("/quit"), Ok(Command::Quit));
         assert_eq!(parse("/new"), Ok(Command::New));
         assert_eq!(parse("/stats"), Ok(Command::Stats));
+        assert_eq!(parse("/lsp"), Ok(Command::Lsp));
+        assert_eq!(parse("/skills"), Ok(Command::Skills));
+        assert_eq!(parse("/memory"), Ok(Command::Memory));
         assert_eq!(
             parse("/undo"),
             Ok(Command::Undo {

@@ -18,7 +18,7 @@ const MAX_BYTES: u64 = 64 * 1024;
 /// Built-in slash commands a custom one cannot replace.
 pub const BUILT_IN: &[&str] = &[
     "help", "?", "compress", "compact", "quit", "exit", "new", "clear", "stats", "model",
-    "approval", "resume", "mcp", "undo", "redo", "rewind", "skills", "memory",
+    "approval", "resume", "mcp", "lsp", "undo", "redo", "rewind", "skills", "memory",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -65,6 +65,7 @@ impl App {
             Command::Redo { force } => self.redo_command(force),
             Command::Rewind { force } => self.rewind_command(force),
             Command::Mcp => self.act(Action::ListMcp),
+            Command::Lsp => self.act(Action::ListLsp),
             Command::Skills => self.act(Action::ListSkills),
             Command::Memory => self.act(Action::ListMemory),
             Command::Resume(None) => self.act(Action::ListSessions),
