@@ -3,6 +3,7 @@
 //! starting a session runs in a task of its own, and a prompt is handed to its session's
 //! task, which answers it when the turn ends.
 
+use crate::editor_fs::EditorFs;
 use crate::session::{ClientFlags, Job, SessionTask};
 use crate::updates;
 use crate::{McpServerSpec, SessionFactory, SessionRequest, StartError, StartedSession};
@@ -105,15 +106,15 @@ pub async fn serve(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let state = s2.clone();
                 tokio::spawn(async move {
-                    let started = start(&state, request.cwd, &request.mcp_servers, None).await;
+                    let id = saki_engine::new_session_id();
+                    let started =
+                        start(&state, &cx, request.cwd, &request.mcp_servers, id, false).await;
                     let _ = match started {
                         Ok(opened) => {
                             let response = NewSessionResponse::new(opened.id.clone())
                                 .modes(updates::modes(opened.mode))
                                 .config_options(opened.config.clone());
-                            let sent = responder.respond(response);
-                            opened.run(&state, cx);
-                            sent
+                            opened.run(&state, cx, || responder.respond(response))
                         }
                         Err(e) => responder.respond_with_error(start_error(e)),
                     };
@@ -127,7 +128,8 @@ pub async fn serve(
                 let state = s3.clone();
                 tokio::spawn(async move {
                     let id = request.session_id.0.to_string();
-                    let started = start(&state, request.cwd, &request.mcp_servers, Some(id)).await;
+                    let started =
+                        start(&state, &cx, request.cwd, &request.mcp_servers, id, true).await;
                     let _ = match started {
                         Ok(mut opened) => {
                             // The history first, then the answer: the client shows the
@@ -142,9 +144,7 @@ pub async fn serve(
                             let response = LoadSessionResponse::new()
                                 .modes(updates::modes(opened.mode))
                                 .config_options(opened.config.clone());
-                            let sent = responder.respond(response);
-                            opened.run(&state, cx);
-                            sent
+                            opened.run(&state, cx, || responder.respond(response))
                         }
                         Err(e) => responder.respond_with_error(start_error(e)),
                     };
@@ -371,8 +371,10 @@ impl Opened {
         self.task.take_history(&mut self.started.events)
     }
 
-    /// Starts the engine and the session's task, and makes the session reachable.
-    fn run(self, state: &Arc<State>, cx: ConnectionTo<Client>) {
+    /// Makes the session reachable, gives the client its answer (`answer`: after the
+    /// session is reachable, so a prompt sent at once finds it; before the session's own
+    /// updates, which name it), then starts the engine and the session's task.
+    fn run<R>(self, state: &Arc<State>, cx: ConnectionTo<Client>, answer: impl FnOnce() -> R) -> R {
         let (actions, action_rx) = unbounded_channel();
         let (jobs, job_rx) = unbounded_channel();
         if let Ok(mut sessions) = state.sessions.lock() {
@@ -385,6 +387,7 @@ impl Opened {
                 },
             );
         }
+        let answered = answer();
         let StartedSession {
             engine,
             events,
@@ -398,20 +401,30 @@ impl Opened {
             let _ = engine.await;
             closer.close().await;
         });
+        answered
     }
 }
 
 /// Starts a session through the factory and prepares its task.
 async fn start(
     state: &Arc<State>,
+    cx: &ConnectionTo<Client>,
     cwd: std::path::PathBuf,
     mcp: &[McpServer],
-    resume: Option<String>,
+    session_id: String,
+    resume: bool,
 ) -> Result<Opened, StartError> {
+    let (reads, writes) = state.flags.fs();
+    let fs = (reads || writes).then(|| {
+        Arc::new(EditorFs::new(cx.clone(), session_id.clone(), reads, writes))
+            as Arc<dyn saki_engine::fs::Fs>
+    });
     let request = SessionRequest {
         cwd: cwd.clone(),
         mcp_servers: mcp_specs(mcp),
+        session_id,
         resume,
+        fs,
     };
     let started = state.factory.start(request).await?;
     let id = started.engine.session_id().ok_or_else(|| StartError {

@@ -7,6 +7,7 @@
 
 mod agent;
 mod content;
+mod editor_fs;
 mod question;
 mod session;
 mod updates;
@@ -16,8 +17,10 @@ pub use content::{prompt_of, PromptParts};
 pub use updates::{tool_kind, tool_title};
 
 use async_trait::async_trait;
+use saki_engine::fs::Fs;
 use saki_engine::{ApprovalMode, Engine, EngineEvent};
 use std::path::PathBuf;
+use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// The ACP protocol version this agent speaks.
@@ -45,8 +48,13 @@ pub struct SessionRequest {
     /// The session's workspace (absolute, as ACP requires).
     pub cwd: PathBuf,
     pub mcp_servers: Vec<McpServerSpec>,
-    /// `session/load`: the saki session to continue.
-    pub resume: Option<String>,
+    /// The session's id: a fresh one ([`saki_engine::new_session_id`]) the engine is to
+    /// create its log under, or, with `resume`, the saved session to continue.
+    pub session_id: String,
+    pub resume: bool,
+    /// Where its file tools read and write, when not the disk (the editor's buffers): the
+    /// factory gives it to the session's workspace.
+    pub fs: Option<Arc<dyn Fs>>,
 }
 
 /// A session the factory started: its engine (not running yet) and the events it sends.

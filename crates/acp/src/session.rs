@@ -29,6 +29,10 @@ pub struct ClientFlags {
     suggestions: AtomicBool,
     /// It fills in forms (`elicitation.form`): `ask_user` can reach the person.
     elicitation: AtomicBool,
+    /// It reads and writes its buffers for the agent (`fs.readTextFile`,
+    /// `fs.writeTextFile`).
+    fs_read: AtomicBool,
+    fs_write: AtomicBool,
 }
 
 impl ClientFlags {
@@ -38,6 +42,10 @@ impl ClientFlags {
             meta.and_then(|m| m.get("promptSuggestions"))
                 .is_some_and(|v| !v.is_null() && v != &serde_json::Value::Bool(false))
         };
+        self.fs_read
+            .store(caps.fs.read_text_file, Ordering::Relaxed);
+        self.fs_write
+            .store(caps.fs.write_text_file, Ordering::Relaxed);
         if caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()) {
             self.elicitation.store(true, Ordering::Relaxed);
         }
@@ -71,6 +79,14 @@ impl ClientFlags {
 
     pub fn elicitation(&self) -> bool {
         self.elicitation.load(Ordering::Relaxed)
+    }
+
+    /// Whether the client reads (`.0`) and writes (`.1`) text files for the agent.
+    pub fn fs(&self) -> (bool, bool) {
+        (
+            self.fs_read.load(Ordering::Relaxed),
+            self.fs_write.load(Ordering::Relaxed),
+        )
     }
 }
 

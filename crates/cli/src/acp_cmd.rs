@@ -13,7 +13,6 @@ use saki_acp::{
     StartedSession,
 };
 use saki_mcp::ServerConfig;
-use saki_pod::SessionStore;
 use saki_sandbox::SandboxMode;
 use saki_tools::ApprovalMode;
 use std::path::Path;
@@ -103,11 +102,18 @@ impl SessionFactory for Factory {
             last: false,
             max_turns: self.args.max_turns,
         };
-        let workspace = run.workspace().map_err(failed)?;
+        let mut workspace = (*run.workspace().map_err(failed)?).clone();
+        if let Some(fs) = request.fs.clone() {
+            workspace.set_fs(fs);
+        }
         let store = crate::session::store().map_err(failed)?;
-        let loaded = match &request.resume {
-            Some(id) => Some(store.load(id).map_err(|e| failed(e.to_string()))?),
-            None => None,
+        let loaded = if request.resume {
+            let loaded = store
+                .load(&request.session_id)
+                .map_err(|e| failed(e.to_string()))?;
+            Some(loaded)
+        } else {
+            None
         };
         let recorded = loaded
             .as_ref()
@@ -150,7 +156,7 @@ impl SessionFactory for Factory {
         mcp.forward_alerts(&events_tx);
         match loaded {
             Some(loaded) => engine.continue_loaded(loaded).await.map_err(failed)?,
-            None => engine.preset_session_id(SessionStore::new_id()),
+            None => engine.preset_session_id(request.session_id),
         }
         let mut models = vec![resolved.model.clone()];
         if resolved.fast_model != resolved.model {

@@ -7,9 +7,11 @@ mod common;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SetSessionModeRequest, StopReason, TextContent,
+    ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
+    SetSessionModeRequest, StopReason, TextContent, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, ByteStreams, Client};
@@ -46,7 +48,7 @@ where
         child.stdout.take().unwrap().compat(),
     );
     let seen: Seen = Arc::default();
-    let (notes, asks) = (seen.clone(), seen.clone());
+    let (notes, asks, writes) = (seen.clone(), seen.clone(), seen.clone());
     let given = seen.clone();
     Client
         .v1()
@@ -68,6 +70,24 @@ where
                 responder.respond(RequestPermissionResponse::new(
                     RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(answer)),
                 ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: ReadTextFileRequest, responder, _cx| {
+                responder.respond(ReadTextFileResponse::new(format!(
+                    "unsaved buffer of {}",
+                    r.path.display()
+                )))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: WriteTextFileRequest, responder, _cx| {
+                let mut wrote = serde_json::to_value(&r).unwrap();
+                wrote["wrote"] = Value::Bool(true);
+                writes.lock().unwrap().push(wrote);
+                responder.respond(WriteTextFileResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -253,4 +273,60 @@ async fn a_rejected_edit_is_not_made_and_a_loaded_session_tells_its_history() {
         .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
         .collect();
     assert!(said.contains("left alone"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editors_buffers_are_what_the_file_tools_read_and_write() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call("c1", "read_file", r#"{"path":"a.py"}"#));
+    server.push(Turn::new().with_tool_call(
+        "c2",
+        "write_file",
+        r#"{"path":"a.py","content":"new text\n"}"#,
+    ));
+    server.push(Turn::text("Done."));
+    let env = env_with(&[("a.py", "on disk\n")]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let seen = with_agent(&env, &url, "allow_once", async move |cx, _| {
+        let caps = ClientCapabilities::new().fs(FileSystemCapabilities::new()
+            .read_text_file(true)
+            .write_text_file(true));
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+            .block_task()
+            .await
+            .unwrap();
+        let session = cx
+            .send_request(NewSessionRequest::new(ws))
+            .block_task()
+            .await
+            .unwrap();
+        cx.send_request(PromptRequest::new(
+            session.session_id,
+            text("look, then rewrite a.py"),
+        ))
+        .block_task()
+        .await
+        .unwrap();
+    })
+    .await;
+    // The model was shown the buffer, not the disk.
+    let second = &server.requests()[1].body;
+    assert!(second.to_string().contains("unsaved buffer of"), "{second}");
+    assert!(!second.to_string().contains("on disk"));
+    // The write went to the editor; the disk is the editor's to save.
+    let wrote: Vec<Value> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|v| v["wrote"] == true)
+        .cloned()
+        .collect();
+    assert_eq!(wrote.len(), 1);
+    assert_eq!(wrote[0]["content"], "new text\n");
+    assert!(wrote[0]["path"].as_str().unwrap().ends_with("a.py"));
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("a.py")).unwrap(),
+        "on disk\n"
+    );
 }

@@ -52,6 +52,19 @@ pub use protocol::{
 };
 pub use protocol::{QuestionKind, QuestionRequest, SubagentEvent, LEAVE_PLAN_OPTIONS};
 pub use recorder::{FailureReporter, Recorder};
+/// Where a session's file tools read and write: a front end may give a session its own
+/// (an editor's buffers), through [`Parts::workspace`]'s `set_fs`.
+pub mod fs {
+    pub use saki_llm_worker::ToolError;
+    pub use saki_tools::fs::*;
+    pub use saki_tools::image::is_image_name;
+}
+
+/// A fresh session id, for a front end that names a session before its first prompt
+/// ([`Engine::preset_session_id`]).
+pub fn new_session_id() -> String {
+    SessionStore::new_id()
+}
 /// Names a custom command cannot take: front ends keep their own lists in step with it.
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
 pub use session::{continue_session, Opened, Resume};
