@@ -102,8 +102,7 @@ fn item_json(item: &Item) -> Option<Value> {
             content,
             status,
             ctx,
-        } => json!({"kind": "tool_result", "call_id": ctx.call_id, "batch_id": ctx.batch_id,
-            "call_index": ctx.call_index, "name": name, "status": status, "output": content}),
+        } => crate::output::tool_result_json(name, content, status, ctx),
         _ => return None,
     })
 }

@@ -32,6 +32,26 @@ pub fn compaction_json(report: &CompactionReport) -> Value {
 
 pub use saki_engine::describe::compaction_line;
 
+/// The `tool_result` item of `--json` (docs/events.md). The result of a write the
+/// language servers checked also carries their problems, structured, as `diagnostics`
+/// (only `edit` and `write_file` append that block; another tool's output could hold
+/// text that looks like one).
+pub fn tool_result_json(
+    name: &str,
+    content: &str,
+    status: &saki_llm_worker::ToolResultStatus,
+    ctx: &saki_llm_worker::ToolExecutionContext,
+) -> Value {
+    let mut item = json!({"kind": "tool_result", "call_id": ctx.call_id, "batch_id": ctx.batch_id,
+        "call_index": ctx.call_index, "name": name, "status": status, "output": content});
+    if matches!(name, "edit" | "write_file") {
+        if let Some(diagnostics) = saki_lsp::parse_block(content) {
+            item["diagnostics"] = json!(diagnostics);
+        }
+    }
+    item
+}
+
 /// Streams assistant text to stdout and thinking (dimmed on a terminal) to stderr.
 #[derive(Clone, Default)]
 pub struct PlainPrinter {
@@ -230,11 +250,14 @@ impl JsonItems {
             }) => {
                 let started = self.running().remove(&ctx.call_id);
                 let id = started.unwrap_or_else(|| self.next_id());
-                emit(
-                    &json!({"type": "item.completed", "item": {"id": id, "kind": "tool_result",
-                    "call_id": ctx.call_id, "batch_id": ctx.batch_id, "call_index": ctx.call_index,
-                    "name": name, "status": status, "output": content}}),
-                );
+                let mut item = json!({"id": id});
+                if let (Some(i), Value::Object(fields)) = (
+                    item.as_object_mut(),
+                    tool_result_json(name, content, status, ctx),
+                ) {
+                    i.extend(fields);
+                }
+                emit(&json!({"type": "item.completed", "item": item}));
             }
             WorkerEvent::Compacted(compaction) => emit(&compaction_json(&compaction.report)),
             WorkerEvent::Usage(usage) => {
@@ -345,5 +368,49 @@ pub fn plan(plan: &saki_tools::plan::Plan, restored: bool, json_mode: bool) {
     for line in plan.checklist().lines() {
         let line = line.strip_prefix("- ").unwrap_or(line);
         let _ = writeln!(out, "  {}", sanitize(line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_result_json;
+    use saki_llm_worker::{ToolExecutionContext, ToolResultStatus};
+    use serde_json::json;
+
+    fn ctx() -> ToolExecutionContext {
+        ToolExecutionContext {
+            call_id: "c1".into(),
+            batch_id: "batch_1".into(),
+            call_index: 0,
+        }
+    }
+
+    #[test]
+    fn a_checked_write_carries_its_diagnostics() {
+        let output = "1 replacement in main.py\n[lsp pyright: 1 error and 1 warning in main.py, new since the edit]\nmain.py:3:14 error: \"x\" is not defined (Pyright)\nmain.py:1:8 warning: unused import";
+        let item = tool_result_json("edit", output, &ToolResultStatus::Success, &ctx());
+        assert_eq!(item["output"], output);
+        assert_eq!(
+            item["diagnostics"],
+            json!([
+                {"path": "main.py", "line": 3, "column": 14, "severity": "error",
+                 "message": "\"x\" is not defined", "source": "Pyright"},
+                {"path": "main.py", "line": 1, "column": 8, "severity": "warning",
+                 "message": "unused import"},
+            ])
+        );
+        let clean = "created a.py (3 bytes)\n[lsp pyright: no new errors or warnings in a.py]";
+        let item = tool_result_json("write_file", clean, &ToolResultStatus::Success, &ctx());
+        assert_eq!(item["diagnostics"], json!([]));
+    }
+
+    #[test]
+    fn no_answer_and_other_tools_carry_none() {
+        let silent = "created a.py (3 bytes)\n[lsp pyright: no diagnostics for a.py within 5 s (the lsp tool's diagnostics asks again)]";
+        let item = tool_result_json("write_file", silent, &ToolResultStatus::Success, &ctx());
+        assert!(item.get("diagnostics").is_none(), "{item}");
+        let read = "[lsp x: 1 error and 0 warnings in a.py]\na.py:1:1 error: e";
+        let item = tool_result_json("read_file", read, &ToolResultStatus::Success, &ctx());
+        assert!(item.get("diagnostics").is_none(), "{item}");
     }
 }

@@ -208,35 +208,41 @@ fn count(n: usize, what: &str) -> String {
 }
 
 /// The diagnostics a tool result's appended block lists (what `--json` carries and the
-/// UI counts); `None` when the result has no block.
+/// UI counts); `None` when the result has no block, or its block says the server gave
+/// no answer (none within the bound, or not available): no list rather than an empty one.
 pub fn parse_block(content: &str) -> Option<Vec<Diag>> {
-    let start = content
-        .rmatch_indices(&format!("\n{BLOCK_MARK}"))
-        .next()
-        .map(|(i, _)| i + 1)
-        .or_else(|| content.starts_with(BLOCK_MARK).then_some(0))?;
-    let mut lines = content[start..].lines();
-    lines.next()?;
-    Some(lines.filter_map(parse_line).collect())
+    let (_, rest) = reported_block(content)?;
+    Some(rest.lines().filter_map(parse_line).collect())
 }
 
 /// How many errors a tool result's block reports (the header's count, which holds
-/// past the lines shown).
+/// past the lines shown); `None` as for [`parse_block`].
 pub fn error_count(content: &str) -> Option<usize> {
+    let (header, _) = reported_block(content)?;
+    let first = header.split(" and ").next()?;
+    match first.split_whitespace().next()?.parse::<usize>() {
+        Ok(n) if first.contains("error") => Some(n),
+        // "no errors or warnings" or "no new errors or warnings".
+        _ => Some(0),
+    }
+}
+
+/// The last appended block of `content`, when it holds the server's report: its header
+/// after `[lsp SERVER: `, and the lines after the header.
+fn reported_block(content: &str) -> Option<(&str, &str)> {
     let start = content
         .rmatch_indices(&format!("\n{BLOCK_MARK}"))
         .next()
         .map(|(i, _)| i + 1)
         .or_else(|| content.starts_with(BLOCK_MARK).then_some(0))?;
-    let header = content[start..].lines().next()?;
-    let (_, rest) = header.split_once(": ")?;
-    let first = rest.split(" and ").next()?;
-    let mut words = first.split_whitespace();
-    let n = words.next()?.parse::<usize>().ok();
-    match n {
-        Some(n) if first.contains("error") => Some(n),
-        _ => Some(0),
+    let block = &content[start..];
+    let (header, rest) = block.split_once('\n').unwrap_or((block, ""));
+    let (_, header) = header.split_once(": ")?;
+    // The headers of `Outcome::NotReady` and `Outcome::Unavailable`.
+    if header.starts_with("no diagnostics for ") || header.starts_with("not available: ") {
+        return None;
     }
+    Some((header, rest))
 }
 
 fn parse_line(line: &str) -> Option<Diag> {

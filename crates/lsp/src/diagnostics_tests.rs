@@ -66,6 +66,15 @@ fn clean_and_silent_outcomes_have_a_header_only() {
     assert_eq!(parse_block(&clean), Some(vec![]));
     let silent = block("x", "a.py", &Outcome::NotReady { secs: 3 });
     assert!(silent.contains("within 3 s"));
+    // A server that said nothing reported no list, not an empty one.
+    assert_eq!(
+        parse_block(&format!("created a.py (3 bytes)\n{silent}")),
+        None
+    );
+    assert_eq!(error_count(&silent), None);
+    let down = block("x", "a.py", &Outcome::Unavailable("it crashed".into()));
+    assert_eq!(parse_block(&down), None);
+    assert_eq!(error_count(&down), None);
     assert_eq!(parse_block("created a.py (3 bytes)"), None);
     assert_eq!(error_count("created a.py (3 bytes)"), None);
 }
