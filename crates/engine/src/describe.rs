@@ -2,6 +2,11 @@
 
 use saki_llm_worker::CompactionReport;
 
+/// The language servers' problems in a write's result: the block `edit` and `write_file`
+/// append, parsed (`parse_block`) or counted (`error_count`). saki-lsp writes that
+/// block; front ends read it through here and depend on the engine alone.
+pub use saki_lsp::{error_count, parse_block, Diag, Severity};
+
 /// One line for a compaction: what happened and the tokens before and after.
 pub fn compaction_line(report: &CompactionReport) -> String {
     let status = serde_json::to_value(report.status)

@@ -54,6 +54,9 @@ pub struct ToolRow {
     pub input: Value,
     pub status: ToolRowStatus,
     pub result: Option<String>,
+    /// The errors a language server reported for the file an `edit` or `write_file`
+    /// wrote; `None` when no server checked it.
+    pub errors: Option<usize>,
 }
 
 impl ToolRow {
@@ -64,12 +67,20 @@ impl ToolRow {
             input: serde_json::from_str(arguments).unwrap_or(Value::String(arguments.to_owned())),
             status: ToolRowStatus::Pending,
             result: None,
+            errors: None,
         }
     }
 
     pub fn finish(&mut self, status: ToolRowStatus, content: &str) {
         self.status = status;
         self.result = Some(content.to_owned());
+        // Only the writers append the block; another tool's output may quote one.
+        self.errors = match self.name.as_str() {
+            "edit" | "write_file" if status == ToolRowStatus::Done => {
+                saki_engine::describe::error_count(content)
+            }
+            _ => None,
+        };
     }
 
     /// The argument that says what the call is about.
@@ -105,14 +116,26 @@ impl ToolRow {
             ToolRowStatus::Denied => ("⊘", theme.warn()),
             ToolRowStatus::Cancelled | ToolRowStatus::Skipped => ("○", theme.dim()),
         };
-        let mut lines = vec![Line::from(vec![
+        let mut head = vec![
             Span::styled(format!("{icon} "), style),
             Span::styled(self.name.clone(), theme.bold()),
             Span::raw(" "),
             Span::raw(self.summary()),
             Span::raw("  "),
             Span::styled(self.status.label(), style),
-        ])];
+        ];
+        if let Some(errors) = self.errors {
+            let count = format!(" · {errors} error{}", if errors == 1 { "" } else { "s" });
+            head.push(Span::styled(
+                count,
+                if errors > 0 {
+                    theme.error()
+                } else {
+                    theme.dim()
+                },
+            ));
+        }
+        let mut lines = vec![Line::from(head)];
         let indent = "    ";
         let preview = match (self.status, self.result.as_deref()) {
             (ToolRowStatus::Done, result) => {
@@ -181,6 +204,40 @@ mod tests {
         );
         assert_eq!(row("mcp_x", r#"{"q":1}"#), r#"{"q":1}"#);
         assert_eq!(row("ls", "not json"), "not json");
+    }
+
+    #[test]
+    fn a_checked_write_shows_its_error_count() {
+        let text = |row: &ToolRow| {
+            row.render(&Theme::plain(), 80)[0]
+                .spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect::<String>()
+        };
+        let mut edit = ToolRow::new("edit", r#"{"path":"a.py"}"#, "c");
+        edit.finish(
+            ToolRowStatus::Done,
+            "1 replacement in a.py\n[lsp pyright: 2 errors and 1 warning in a.py, new since the edit]\na.py:1:1 error: x\na.py:2:1 error: y\na.py:3:1 warning: z",
+        );
+        assert_eq!(edit.errors, Some(2));
+        assert_eq!(text(&edit), "● edit a.py  done · 2 errors");
+        let mut clean = ToolRow::new("write_file", r#"{"path":"a.py"}"#, "c");
+        clean.finish(
+            ToolRowStatus::Done,
+            "created a.py (3 bytes)\n[lsp pyright: no new errors or warnings in a.py]",
+        );
+        assert_eq!(text(&clean), "● write_file a.py  done · 0 errors");
+        // No server checked it, or it said nothing in time: no count at all.
+        let mut silent = ToolRow::new("write_file", r#"{"path":"a.py"}"#, "c");
+        silent.finish(
+            ToolRowStatus::Done,
+            "created a.py (3 bytes)\n[lsp pyright: no diagnostics for a.py within 5 s (the lsp tool's diagnostics asks again)]",
+        );
+        assert_eq!(silent.errors, None);
+        let mut read = ToolRow::new("read_file", r#"{"path":"a.txt"}"#, "c");
+        read.finish(ToolRowStatus::Done, "[lsp x: 1 error and 0 warnings in a]");
+        assert_eq!(read.errors, None);
     }
 
     #[test]
