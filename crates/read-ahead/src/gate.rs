@@ -7,8 +7,9 @@
 //! | `edit`, `write_file` | `auto-edit` / `yolo`: allow, `path` made canonical, the overlay's copy made (the tools write it through their `Fs`); `default` / `plan`, or a sensitive file (`.git/`, `.saki/`, ...): boundary |
 //! | `shell` | proven read-only and in scope: allow (the read-only sandbox), in any mode; in `auto-edit` / `yolo`, any other command in scope that needs no network: allow in an overlay of the workspace (`overlay: true`); else a named boundary (`network`, `out_of_scope`, `overlay_unavailable`, `approval_mode`) |
 //! | `update_plan` | allow: it only shows a checklist, and its call is history like any other |
+//! | `lsp` | allow in every mode (it only asks the language servers); `path`, when given, made canonical; the servers are shown the overlay's text of the files it holds and the disk's again after each operation (`speculation_tool_server`) |
 //! | MCP tools (`mcp__…`), whatever their annotations and the mode | boundary |
-//! | web, agent, ask-user, memory and unknown tools | boundary |
+//! | `web_fetch`, `agent`, `skill`, `remember`, `ask_user`, `exit_plan_mode` and unknown tools | boundary |
 //!
 //! A path that cannot be rewritten (outside the workspace, a directory, ...) is a
 //! boundary, not a tool error: the speculation stops where the real run would need
@@ -165,6 +166,9 @@ impl ToolGate {
         match name {
             "read_file" => self.rewrite(name, input, PathUse::Read, true),
             "ls" | "glob" | "grep" => self.rewrite(name, input, PathUse::View, false),
+            // Read-only: it asks the servers, which are shown the overlay's text
+            // (`speculation_tool_server`). Without a path it asks about every file.
+            saki_tools::code_intel::TOOL_NAME => self.rewrite(name, input, PathUse::Read, false),
             "edit" | "write_file" => match self.sensitive(input) {
                 Some(reason) => boundary_of(BoundaryKind::SensitivePath, reason),
                 None => match self.mode {

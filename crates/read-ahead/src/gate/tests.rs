@@ -223,6 +223,33 @@ fn the_gate_passes_on_what_it_checked() {
     );
 }
 
+/// `lsp` only asks the language servers: allowed in every mode, its path made canonical
+/// like a read's, and without a path (every file, or a workspace symbol query) as it is.
+#[test]
+fn lsp_is_allowed_in_every_mode() {
+    let f = fixture();
+    let real = f.root.join("src/app.rs").display().to_string();
+    for mode in ApprovalMode::ALL {
+        let gate = ToolGate::new(mode, f.overlay.clone());
+        let input = allowed(
+            gate.check(
+                "lsp",
+                &json!({"operation": "hover", "path": "src/app.rs", "line": 1, "column": 4})
+                    .to_string(),
+            ),
+        );
+        assert_eq!(input["path"], real.as_str(), "{mode}");
+        assert_eq!(input["line"], 1);
+        let query = json!({"operation": "symbols", "query": "main"});
+        assert_eq!(allowed(gate.check("lsp", &query.to_string())), query);
+        let out = reason(gate.check(
+            "lsp",
+            &json!({"operation": "hover", "path": "escape/x.rs"}).to_string(),
+        ));
+        assert!(out.starts_with("lsp "), "{out}");
+    }
+}
+
 #[test]
 fn everything_else_is_a_boundary_naming_the_tool() {
     let f = fixture();
@@ -238,7 +265,6 @@ fn everything_else_is_a_boundary_naming_the_tool() {
         "todo_write",
         "exit_plan_mode",
         "mcp__github__create_issue",
-        "lsp",
         "something_new",
     ] {
         let r = reason(gate.check(tool, &json!({"path": "src/app.rs"}).to_string()));
