@@ -48,6 +48,8 @@ struct Background {
     shown: Option<oneshot::Sender<String>>,
     /// The speculation itself started (cancelling it then discards one).
     speculating: Arc<AtomicBool>,
+    /// The suggestion it was told is on screen (what it speculates, once it started).
+    shown_text: Option<String>,
 }
 
 struct Pipeline {
@@ -289,13 +291,50 @@ impl Engine {
 
     /// The UI shows `text`: the waiting suggestion, if it is that one, is speculated now.
     pub(crate) fn suggestion_shown(&mut self, text: String) {
-        if let Some(shown) = self
-            .read_ahead
-            .background
-            .as_mut()
-            .and_then(|b| b.shown.take())
-        {
+        let Some(background) = self.read_ahead.background.as_mut() else {
+            return;
+        };
+        if let Some(shown) = background.shown.take() {
+            background.shown_text = Some(text.clone());
             let _ = shown.send(text);
+        }
+    }
+
+    /// The person sent the suggestion whose speculation is still running: it goes on as
+    /// this turn instead of starting over, and its end decides (ready: the submit accepts
+    /// it; at a boundary: the prompt runs as usual). `None`: nothing ran, or the submit
+    /// goes on; `Some(quit)`: the person cancelled (the turn ends cancelled) or quit.
+    pub(crate) async fn await_speculation(
+        &mut self,
+        text: &str,
+        actions: &mut tokio::sync::mpsc::UnboundedReceiver<crate::Action>,
+    ) -> Option<bool> {
+        let running = self.read_ahead.background.as_ref().is_some_and(|b| {
+            b.speculating.load(Ordering::Relaxed)
+                && b.shown_text.as_deref().map(str::trim) == Some(text.trim())
+        });
+        if !running {
+            return None;
+        }
+        let Background {
+            cancel,
+            handle,
+            params,
+            ..
+        } = self.read_ahead.background.take()?;
+        let (finished, interrupt) =
+            Self::listening(actions, &self.mode, &self.ui, &cancel, handle).await;
+        self.on_speculation(finished.ok().flatten(), params);
+        match interrupt {
+            None => None,
+            Some(crate::Interrupt::Quit) => Some(true),
+            Some(crate::Interrupt::Cancel) => {
+                self.send(EngineEvent::TurnFinished {
+                    note: Some((Level::Info, "cancelled".into())),
+                    end: TurnEnd::Turn(Err(saki_llm_client::ClientError::Cancelled)),
+                });
+                Some(false)
+            }
         }
     }
 
@@ -374,6 +413,7 @@ impl Engine {
             params: snapshot,
             shown: Some(shown),
             speculating,
+            shown_text: None,
         });
     }
 

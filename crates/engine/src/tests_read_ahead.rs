@@ -285,3 +285,70 @@ async fn stats_count_accepts_discards_and_the_background_tokens_apart_from_the_t
         .summary_line()
         .starts_with("read-ahead: 1 accepted, 0 discarded"));
 }
+
+/// The first turn and its suggestion "add notes.txt", whose speculation's final answer
+/// is held by `gate` (its write already made in the overlay).
+fn notes_plan_held(server: &MockServer, gate: &Gate) {
+    server.push(call("c1", "ls", json!({"path": "."})));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(call(
+        "s1",
+        "write_file",
+        json!({"path": "notes.txt", "content": "hi\n"}),
+    ));
+    server.push(Turn::text("Added notes.txt.").hold(gate));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suggestion_sent_while_its_speculation_runs_is_that_speculation() {
+    let server = MockServer::start().unwrap();
+    let gate = Gate::new();
+    notes_plan_held(&server, &gate);
+    server.push(Turn::text("show notes.txt"));
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    // The speculation's last request is on its way: the person sends the suggestion.
+    server.wait_for_requests(5).await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    gate.open();
+    let events = h.until(accepted).await;
+    let Some(EngineEvent::Accepted { files, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(files, &["notes.txt".to_owned()]);
+    assert!(!events.iter().any(|e| matches!(e, EngineEvent::TurnStarted)));
+    assert_eq!(
+        std::fs::read_to_string(h.ws.path().join("notes.txt")).unwrap(),
+        "hi\n"
+    );
+    // Nothing ran twice: past the main turn, the suggestion and the speculation's two
+    // requests, only the next suggestion may have been asked for.
+    assert!(server.requests().len() <= 6, "{}", server.requests().len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_waiting_for_the_speculation_ends_the_turn_and_applies_nothing() {
+    let server = MockServer::start().unwrap();
+    let gate = Gate::new();
+    notes_plan_held(&server, &gate);
+    let mut h = start(&server, ApprovalMode::AutoEdit, true);
+    h.send(Action::Submit {
+        text: "hello".into(),
+    });
+    h.show_suggestion().await;
+    server.wait_for_requests(5).await;
+    h.send(Action::Submit {
+        text: "add notes.txt".into(),
+    });
+    h.send(Action::Cancel);
+    let events = h.until(turn_finished).await;
+    assert!(!events.iter().any(accepted));
+    assert!(!h.ws.path().join("notes.txt").exists());
+    assert_eq!(server.requests().len(), 5, "no turn ran after the cancel");
+}

@@ -25,6 +25,12 @@ impl Engine {
         if let Some(warning) = &expanded.warning {
             self.alert(Level::Warn, warning.clone());
         }
+        // The suggestion sent while its speculation runs: that speculation is this turn.
+        if attachments.is_empty() && !expanded.overrides() {
+            if let Some(quit) = self.await_speculation(&expanded.text, actions).await {
+                return quit;
+            }
+        }
         // A prompt with attachments is not the suggestion, whatever its text says.
         if attachments.is_empty() && !expanded.overrides() && self.try_accept(&expanded.text).await
         {
