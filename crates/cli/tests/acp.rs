@@ -7,14 +7,14 @@ mod common;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, FileSystemCapabilities, InitializeRequest,
-    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
-    SetSessionModeRequest, StopReason, TextContent, WriteTextFileRequest, WriteTextFileResponse,
+    ClientCapabilities, ClientSessionCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SetSessionModeRequest, StopReason,
+    TextContent, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, ByteStreams, Client};
+use agent_client_protocol::{Agent, ByteStreams, Client, UntypedMessage};
 use common::env_with;
 use saki_testkit::{MockServer, Turn};
 use serde_json::Value;
@@ -29,19 +29,27 @@ async fn with_agent<F>(env: &common::Env, url: &str, answer: &'static str, body:
 where
     F: AsyncFnOnce(ConnectionTo<Agent>, Seen) + Send + 'static,
 {
+    with_agent_args(env, url, &["--no-suggestions"], answer, body).await
+}
+
+/// [`with_agent`] with `saki acp`'s flags beyond the provider's.
+async fn with_agent_args<F>(
+    env: &common::Env,
+    url: &str,
+    flags: &[&str],
+    answer: &'static str,
+    body: F,
+) -> Seen
+where
+    F: AsyncFnOnce(ConnectionTo<Agent>, Seen) + Send + 'static,
+{
     let mut cmd = tokio::process::Command::from(env.cmd());
-    cmd.args([
-        "acp",
-        "--provider",
-        "llamacpp",
-        "--base-url",
-        url,
-        "--no-suggestions",
-    ])
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::inherit())
-    .kill_on_drop(true);
+    cmd.args(["acp", "--provider", "llamacpp", "--base-url", url])
+        .args(flags)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true);
     let mut child = cmd.spawn().unwrap();
     let transport = ByteStreams::new(
         child.stdin.take().unwrap().compat_write(),
@@ -53,11 +61,11 @@ where
     Client
         .v1()
         .on_receive_notification(
-            async move |n: SessionNotification, _cx| {
-                notes
-                    .lock()
-                    .unwrap()
-                    .push(serde_json::to_value(&n).unwrap());
+            // Untyped: updates newer than the SDK's schema (prompt suggestions) arrive too.
+            async move |n: UntypedMessage, _cx| {
+                if n.method == "session/update" {
+                    notes.lock().unwrap().push(n.params);
+                }
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -329,4 +337,92 @@ async fn the_editors_buffers_are_what_the_file_tools_read_and_write() {
         std::fs::read_to_string(env.ws.join("a.py")).unwrap(),
         "on disk\n"
     );
+}
+
+/// Waits (with a deadline) until the client has been sent an update of `kind`.
+async fn until_update(seen: &Seen, kind: &str) -> Value {
+    let deadline = std::time::Instant::now() + common::WAIT_LIMIT;
+    loop {
+        if let Some(found) = updates_of_kind(seen, kind).into_iter().next() {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {kind} update came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_shows_suggestions_gets_one_and_sending_it_accepts_its_speculation() {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::new().with_tool_call("c1", "ls", r#"{"path":"."}"#));
+    server.push(Turn::text("The folder is empty. Shall I add notes.txt?"));
+    server.push(Turn::text("add notes.txt"));
+    server.push(Turn::new().with_tool_call(
+        "s1",
+        "write_file",
+        r#"{"path":"notes.txt","content":"hi\n"}"#,
+    ));
+    server.push(Turn::text("Added notes.txt."));
+    server.push(Turn::text("show notes.txt"));
+    let env = env_with(&[]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let flags = [
+        "--approval",
+        "auto-edit",
+        "-m",
+        "main",
+        "--fast-model",
+        "fast",
+    ];
+    let seen = with_agent_args(&env, &url, &flags, "reject", async move |cx, seen| {
+        let mut meta = serde_json::Map::new();
+        meta.insert("promptSuggestions".into(), serde_json::json!({}));
+        let caps = ClientCapabilities::new().session(ClientSessionCapabilities::new().meta(meta));
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+            .block_task()
+            .await
+            .unwrap();
+        let session = cx
+            .send_request(NewSessionRequest::new(ws))
+            .block_task()
+            .await
+            .unwrap();
+        let id = session.session_id;
+        cx.send_request(PromptRequest::new(id.clone(), text("hello")))
+            .block_task()
+            .await
+            .unwrap();
+        let offered = until_update(&seen, "prompt_suggestions_update").await;
+        let suggestion = offered["suggestions"][0]["prompt"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(suggestion, "add notes.txt");
+        let done = cx
+            .send_request(PromptRequest::new(id, text(&suggestion)))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+    })
+    .await;
+    // The speculation's work is the turn: its call and answer streamed, its file applied,
+    // and no new turn asked the model.
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("notes.txt")).unwrap(),
+        "hi\n"
+    );
+    let said: String = updates_of_kind(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(said.contains("Added notes.txt."), "{said}");
+    assert!(updates_of_kind(&seen, "tool_call")
+        .iter()
+        .any(|c| c["title"] == "Write notes.txt"));
+    assert!(server.requests().len() <= 6, "{}", server.requests().len());
 }
