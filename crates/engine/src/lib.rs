@@ -48,7 +48,8 @@ pub use protocol::{
 pub use protocol::{
     Approval, ApprovalMode, ClientError, Item, Plan, PlanStep, ReadAheadStats, StepStatus,
     StopReason, SuppressReason, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo,
-    ToolExecutionContext, ToolResultStatus, TurnOutcome, TurnStatus, UsageEvent, WorkerEvent,
+    ToolExecutionContext, ToolResultStatus, TurnOutcome, TurnStatus, UsageEvent, WireApi,
+    WorkerEvent,
 };
 pub use protocol::{QuestionKind, QuestionRequest, SubagentEvent, LEAVE_PLAN_OPTIONS};
 pub use recorder::{FailureReporter, Recorder};
@@ -58,6 +59,16 @@ pub mod fs {
     pub use saki_llm_worker::ToolError;
     pub use saki_tools::fs::*;
     pub use saki_tools::image::is_image_name;
+}
+
+/// What front ends render beside events, under the engine's name: a front end depends
+/// on this crate alone.
+pub use saki_llm_worker::pricing;
+pub use saki_llm_worker::{BackgroundUsage, TokenCount};
+pub use saki_tools::sanitize;
+/// The suggestion a front end shows: its state machine and how it was accepted.
+pub mod suggestion {
+    pub use saki_read_ahead::{Accept, AcceptMethod, Phase, SuggestionState};
 }
 
 /// A fresh session id, for a front end that names a session before its first prompt
@@ -75,7 +86,7 @@ use bridge::{RecorderSlot, UiSender};
 use read_ahead::ReadAhead;
 use saki_llm_client::{CancellationToken, Client};
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
-use saki_llm_worker::{BackgroundUsage, SharedTools, ToolServer, Worker, WorkerConfig};
+use saki_llm_worker::{SharedTools, ToolServer, Worker, WorkerConfig};
 use saki_pod::commands::CustomCommand;
 use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionStore};
 use saki_read_ahead::{CacheSafeStore, TurnUsage};

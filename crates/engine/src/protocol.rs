@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 
 // The types events and actions carry, under the engine's name: a front end depends on
 // this crate alone for what it renders and answers.
-pub use saki_llm_client::{ClientError, StopReason, UsageEvent};
+pub use saki_llm_client::{ClientError, StopReason, UsageEvent, WireApi};
 pub use saki_llm_worker::{
     Item, TextBlockEvent, ThinkingBlockEvent, ToolCallInfo, ToolExecutionContext, ToolResultStatus,
     TurnOutcome, TurnStatus, WorkerEvent,

@@ -8,7 +8,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
+use saki_engine::{Item, ToolExecutionContext, ToolResultStatus};
 use saki_tui::{App, EngineEvent, Status, Theme};
 use std::time::{Duration, Instant};
 

@@ -5,9 +5,9 @@
 //! in focus, and Ctrl+G (the prompt in `$VISUAL` / `$EDITOR`; the terminal loop runs it).
 
 use crate::protocol::EngineEvent;
-use saki_llm_client::WireApi;
-use saki_llm_worker::pricing::{usd_label, PriceTable};
-use saki_llm_worker::{BackgroundUsage, TokenCount, WorkerEvent};
+use saki_engine::pricing::{usd_label, PriceTable};
+use saki_engine::WireApi;
+use saki_engine::{BackgroundUsage, TokenCount, WorkerEvent};
 use std::sync::Arc;
 
 pub use crate::notify::{Notifier, Notify, NotifyMode};
@@ -111,8 +111,8 @@ impl Extras {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use saki_llm_client::UsageEvent;
-    use saki_llm_worker::pricing::Pricing;
+    use saki_engine::pricing::Pricing;
+    use saki_engine::UsageEvent;
 
     #[test]
     fn slash_commands_reach_the_front_ends_functions() {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The `@path ` reference for a pasted image path, or `None` for any other paste.
 pub fn image_reference(pasted: &str, root: &Path) -> Option<String> {
     let path = pasted_path(pasted)?;
-    if !saki_tools::image::is_image_name(&path) {
+    if !saki_engine::fs::is_image_name(&path) {
         return None;
     }
     let full = if path.is_absolute() {

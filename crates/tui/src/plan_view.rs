@@ -5,7 +5,7 @@
 use crate::app::App;
 use crate::tool_row::truncate;
 use ratatui::text::{Line, Span};
-use saki_tools::plan::{Plan, StepStatus};
+use saki_engine::{Plan, StepStatus};
 
 /// Most steps shown at once; a longer plan shows a window around the current step.
 const MAX_STEPS_SHOWN: usize = 6;

@@ -4,7 +4,7 @@
 use crate::diff;
 use crate::theme::Theme;
 use ratatui::text::{Line, Span};
-use saki_llm_worker::ToolResultStatus;
+use saki_engine::ToolResultStatus;
 use serde_json::Value;
 
 /// Most preview lines under a row (a diff, or the first lines of output).
@@ -94,7 +94,7 @@ impl ToolRow {
                 None => p.to_owned(),
             }),
             "shell" => field("command").map(|c| c.lines().next().unwrap_or("").to_owned()),
-            "update_plan" => saki_tools::plan::Plan::from_value(&self.input)
+            "update_plan" => saki_engine::Plan::from_value(&self.input)
                 .ok()
                 .map(|p| p.summary()),
             _ => None,

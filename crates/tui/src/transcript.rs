@@ -8,7 +8,7 @@ use crate::theme::Theme;
 use crate::tool_row::{ToolRow, ToolRowStatus};
 use crate::{markdown, wrap};
 use ratatui::text::{Line, Span};
-use saki_llm_worker::{Item, ToolExecutionContext};
+use saki_engine::{Item, ToolExecutionContext};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
@@ -413,7 +413,7 @@ fn render_entry(kind: &EntryKind, theme: &Theme, width: u16) -> Vec<Line<'static
 #[cfg(test)]
 mod tests {
     use super::*;
-    use saki_llm_worker::ToolResultStatus;
+    use saki_engine::ToolResultStatus;
 
     fn ctx(call: &str) -> ToolExecutionContext {
         ToolExecutionContext {

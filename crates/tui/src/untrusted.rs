@@ -1,4 +1,4 @@
-//! Everything the engine reports is sanitised on arrival (see `saki_tools::sanitize`):
+//! Everything the engine reports is sanitised on arrival (see `saki_engine::sanitize`):
 //! model text, tool calls and output, alerts, approval prompts, suggestions, session
 //! titles and the names in the status line can all hold terminal escape sequences. Text
 //! can also turn into control characters after that, when it is decoded: JSON escapes in
@@ -7,8 +7,8 @@
 //! [`printable`] right before it is drawn.
 
 use crate::protocol::{EngineEvent, SessionEntry, Status};
-use saki_llm_worker::{Item, TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
-use saki_tools::sanitize::{sanitize_in_place as clean, sanitize_json};
+use saki_engine::sanitize::{sanitize_in_place as clean, sanitize_json};
+use saki_engine::{Item, TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
 
 /// `event` with every string in it sanitised.
 pub fn sanitized(event: EngineEvent) -> EngineEvent {
@@ -148,7 +148,7 @@ pub fn printable(lines: Vec<ratatui::text::Line<'_>>) -> Vec<ratatui::text::Line
         .map(|mut line| {
             for span in &mut line.spans {
                 if let std::borrow::Cow::Owned(clean) =
-                    saki_tools::sanitize::sanitize(&span.content)
+                    saki_engine::sanitize::sanitize(&span.content)
                 {
                     span.content = clean.into();
                 }
@@ -220,8 +220,8 @@ mod tests {
             EngineEvent::committed(Item::ToolResult {
                 name: "shell".into(),
                 content: esc.into(),
-                status: saki_llm_worker::ToolResultStatus::Success,
-                ctx: saki_llm_worker::ToolExecutionContext {
+                status: saki_engine::ToolResultStatus::Success,
+                ctx: saki_engine::ToolExecutionContext {
                     call_id: "c".into(),
                     batch_id: "b".into(),
                     call_index: 0,

@@ -3,7 +3,7 @@
 //! the engine reports.
 
 use saki_engine::harness::{batch_ids, start, two_accepts, two_step_plan};
-use saki_tools::ApprovalMode;
+use saki_engine::ApprovalMode;
 use saki_tui::protocol::Alert;
 use saki_tui::transcript::EntryKind;
 use saki_tui::{App, EngineEvent, Level, Status, Theme};

@@ -6,9 +6,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use saki_llm_client::{UsageEvent, WireApi};
-use saki_llm_worker::pricing::{PriceTable, Pricing};
-use saki_llm_worker::{BackgroundUsage, WorkerEvent};
+use saki_engine::pricing::{PriceTable, Pricing};
+use saki_engine::{BackgroundUsage, WorkerEvent};
+use saki_engine::{UsageEvent, WireApi};
 use saki_tui::extras::CostMeter;
 use saki_tui::{App, EngineEvent, Status, Theme};
 use std::sync::{Arc, Mutex};

@@ -4,10 +4,10 @@
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
+use saki_engine::ApprovalMode;
+use saki_engine::Plan;
 use saki_engine::TurnEnd;
-use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
-use saki_tools::plan::Plan;
-use saki_tools::ApprovalMode;
+use saki_engine::{Item, ToolExecutionContext, ToolResultStatus};
 use saki_tui::{App, EngineEvent, Status, Theme};
 use std::time::Instant;
 

@@ -5,8 +5,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
-use saki_tools::ApprovalMode;
+use saki_engine::ApprovalMode;
+use saki_engine::{Item, ToolExecutionContext, ToolResultStatus};
 use saki_tui::{App, EngineEvent, Status, Theme};
 use std::time::{Duration, Instant};
 
@@ -232,8 +232,8 @@ fn only_a_suggestion_on_screen_is_reported_as_shown() {
 
 #[test]
 fn slash_stats_asks_the_engine_and_shows_what_reading_ahead_cost() {
-    use saki_llm_worker::TokenCount;
-    use saki_read_ahead::ReadAheadStats;
+    use saki_engine::ReadAheadStats;
+    use saki_engine::TokenCount;
     use saki_tui::Action;
     let mut app = app();
     let now = Instant::now();

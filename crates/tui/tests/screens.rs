@@ -4,8 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use saki_llm_worker::{Item, ToolExecutionContext, ToolResultStatus};
-use saki_tools::ApprovalMode;
+use saki_engine::ApprovalMode;
+use saki_engine::{Item, ToolExecutionContext, ToolResultStatus};
 use saki_tui::{App, EngineEvent, Status, Theme};
 use std::time::{Duration, Instant};
 
@@ -163,12 +163,12 @@ fn approval(
     app: &mut App,
     command: &str,
     grant: Option<&str>,
-) -> tokio::sync::oneshot::Receiver<saki_tools::Approval> {
+) -> tokio::sync::oneshot::Receiver<saki_engine::Approval> {
     let (reply, answer) = tokio::sync::oneshot::channel();
     let input = serde_json::json!({ "command": command });
     app.apply(
         EngineEvent::Approval(saki_tui::ApprovalRequest {
-            call: saki_llm_worker::ToolCallInfo {
+            call: saki_engine::ToolCallInfo {
                 name: "shell".into(),
                 arguments: input.to_string(),
                 input,
@@ -194,7 +194,7 @@ fn approval_prompt() {
 
 #[test]
 fn approval_keys_answer_once_for_the_session_or_with_a_reason() {
-    use saki_tools::Approval;
+    use saki_engine::Approval;
     let mut app = app();
     let now = Instant::now();
     let mut answer = approval(&mut app, "cargo test", Some("cargo test …"));
@@ -452,7 +452,7 @@ fn ctrl_c_during_an_approval_denies_it_and_cancels_the_turn() {
     );
     assert!(matches!(
         answer.try_recv().unwrap(),
-        saki_tools::Approval::Deny(_)
+        saki_engine::Approval::Deny(_)
     ));
     assert_eq!(app.take_actions(), vec![Action::Cancel]);
     assert!(app.approvals.is_empty());

@@ -8,8 +8,8 @@ use super::App;
 use crate::protocol::{EngineEvent, QuestionKind, QuestionRequest, SubagentEvent};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::text::Line;
-use saki_llm_worker::{Item, WorkerEvent};
-use saki_tools::ApprovalMode;
+use saki_engine::ApprovalMode;
+use saki_engine::{Item, WorkerEvent};
 use std::collections::BTreeMap;
 
 /// A question on screen: its options (and a free-text row when allowed).
@@ -239,7 +239,7 @@ impl App {
     }
 }
 
-fn status_word(status: &saki_llm_worker::ToolResultStatus) -> String {
+fn status_word(status: &saki_engine::ToolResultStatus) -> String {
     serde_json::to_value(status)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

@@ -3,7 +3,7 @@
 use super::{App, Picker};
 use crate::commands::{self, Command};
 use crate::protocol::{Action, EngineEvent, Level, SpecState};
-use saki_llm_worker::{TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
+use saki_engine::{TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
 use std::time::Instant;
 
 impl App {

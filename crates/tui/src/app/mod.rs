@@ -8,8 +8,8 @@ use crate::protocol::{Action, ApprovalRequest, SessionEntry, SpecState, Status};
 use crate::theme::Theme;
 use crate::transcript::Transcript;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use saki_read_ahead::{Accept, AcceptMethod, SuggestionState};
-use saki_tools::Approval;
+use saki_engine::suggestion::{Accept, AcceptMethod, SuggestionState};
+use saki_engine::Approval;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -79,7 +79,7 @@ pub struct App {
     /// Prompts sent while a turn ran; each goes when the turn before it ends.
     pub queued: VecDeque<String>,
     /// The model's checklist (`update_plan`), pinned above the input.
-    pub plan: Option<saki_tools::plan::Plan>,
+    pub plan: Option<saki_engine::Plan>,
     /// The person cancelled the running turn: queued prompts go back to the input.
     cancelling: bool,
     /// Lines scrolled up from the bottom of the transcript.
@@ -416,7 +416,7 @@ impl App {
                 let next = self
                     .status
                     .approval
-                    .unwrap_or(saki_tools::ApprovalMode::Default)
+                    .unwrap_or(saki_engine::ApprovalMode::Default)
                     .next();
                 self.status.approval = Some(next);
                 self.act(Action::SetApproval(next));
@@ -484,7 +484,10 @@ impl App {
     }
 
     fn dismiss_suggestion(&mut self, now: Instant) {
-        let shown = !matches!(self.suggestion.phase(), saki_read_ahead::Phase::Hidden);
+        let shown = !matches!(
+            self.suggestion.phase(),
+            saki_engine::suggestion::Phase::Hidden
+        );
         if shown && self.input.is_empty() {
             self.suggestion.dismiss(now);
             if self.spec != SpecState::Off {
