@@ -6,7 +6,8 @@ use crate::ask;
 use crate::protocol::{EngineEvent, Level, SubagentEvent};
 use crate::subagent::{AgentTool, SubagentEnv};
 use crate::Engine;
-use saki_llm_worker::{Tool, WorkerEvent};
+use saki_llm_client::ClientError;
+use saki_llm_worker::{Tool, TurnOutcome, WorkerEvent};
 use saki_pod::agents::AgentDef;
 use saki_pod::skills::Skill;
 use std::path::PathBuf;
@@ -67,10 +68,14 @@ impl Engine {
         self.worker.add_interceptor(Arc::new(gate));
         tools.push(saki_tools::capped::wrap_async(Arc::new(exit), cap));
         if delegation.max_depth > 0 && !delegation.agents.is_empty() {
+            let shared = crate::subagent::Shared::new(
+                self.settings.worker.clone(),
+                self.settings.fast_model.clone(),
+            );
+            self.subagents = Some(shared.clone());
             let env = SubagentEnv {
                 client: self.worker.client().clone(),
-                config: self.settings.worker.clone(),
-                fast_model: self.settings.fast_model.clone(),
+                shared,
                 system_prompt: self
                     .worker
                     .config()
@@ -99,6 +104,23 @@ impl Engine {
             ));
         }
         tools
+    }
+
+    /// A turn's outcome with its subagents' usage and requests added: they ran for it.
+    pub(crate) fn with_subagent_usage(
+        &self,
+        outcome: Result<TurnOutcome, ClientError>,
+    ) -> Result<TurnOutcome, ClientError> {
+        let Some(shared) = &self.subagents else {
+            return outcome;
+        };
+        // Taken whatever the outcome, so a failed turn's subagents never count twice.
+        let (usage, requests) = shared.take_turn();
+        outcome.map(|mut o| {
+            crate::subagent::add_usage(&mut o.usage, &usage);
+            o.requests += requests;
+            o
+        })
     }
 
     /// `/skills`.

@@ -34,6 +34,8 @@ mod tests_lsp;
 #[cfg(test)]
 mod tests_read_ahead;
 #[cfg(test)]
+mod tests_subagent_turn;
+#[cfg(test)]
 mod tests_undo;
 #[cfg(test)]
 mod tests_usage;
@@ -202,6 +204,9 @@ pub struct Engine {
     approver: Arc<dyn Approver>,
     /// Skills, agents and memory (`delegation.rs`); `None` until set.
     delegation: Option<Arc<Delegation>>,
+    /// What `/model` and each turn's end share with the running subagents (`None`
+    /// without the `agent` tool).
+    subagents: Option<subagent::Shared>,
 }
 
 /// What the action loop does while something long runs.
@@ -314,6 +319,7 @@ impl Engine {
             checkpoints,
             approver,
             delegation: None,
+            subagents: None,
         }
     }
 

@@ -15,12 +15,15 @@
 //! - **Depth.** A subagent gets no `agent` tool unless `max_depth` allows another level.
 //! - **Where it shows.** Every Worker event of a subagent goes to the front end as
 //!   [`EngineEvent::Subagent`] under the parent call id, its usage counts toward the
-//!   session's, and its items go to the session log under the parent call (never into
-//!   the conversation's history).
+//!   session's and toward the turn that called it ([`Shared::take_turn`]: the turn's
+//!   `TurnOutcome`, so `turn.completed` in `--json`), and its items go to the session
+//!   log under the parent call (never into the conversation's history).
+//! - **Model.** A subagent starts with the session's model settings as they are then
+//!   ([`Shared::set_models`]: a `/model` after the tool was installed reaches it).
 
 use crate::bridge::{recorder, MainUsage, RecorderSlot, SlotDurability, UiSender};
 use crate::protocol::{EngineEvent, SubagentEvent};
-use saki_llm_client::{CancellationToken, Client, WireApi};
+use saki_llm_client::{CancellationToken, Client, UsageEvent, WireApi};
 use saki_llm_worker::hook::{HookInterceptor, Hooks};
 use saki_llm_worker::{
     BatchIds, Interceptor, Item, SharedTools, Tool, ToolAction, ToolCallInfo, ToolError,
@@ -30,17 +33,93 @@ use saki_llm_worker::{
 use saki_pod::agents::{AgentDef, AgentMode, AgentTools};
 use saki_tools::{ApprovalMode, ApprovalPolicy, Approver, SessionGrants, SharedMode, Workspace};
 use serde_json::Value;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub const TOOL_NAME: &str = "agent";
 /// Tools a subagent never gets: leaving plan mode is the session's business.
 const NEVER: &[&str] = &[crate::ask::EXIT_PLAN_MODE];
 
+/// What the session changes under its subagents once the `agent` tool is installed:
+/// the model settings (`/model`), and the usage of the subagents of the running turn.
+#[derive(Clone)]
+pub struct Shared(Arc<Mutex<SharedState>>);
+
+struct SharedState {
+    config: WorkerConfig,
+    fast_model: String,
+    /// Summed over the requests since the last [`Shared::take_turn`], and how many.
+    usage: UsageEvent,
+    requests: usize,
+}
+
+impl Shared {
+    pub fn new(config: WorkerConfig, fast_model: String) -> Self {
+        Self(Arc::new(Mutex::new(SharedState {
+            config,
+            fast_model,
+            usage: UsageEvent::default(),
+            requests: 0,
+        })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session switched models: subagents started from now on use these.
+    pub fn set_models(&self, config: &WorkerConfig, fast_model: &str) {
+        let mut state = self.lock();
+        state.config = config.clone();
+        state.fast_model = fast_model.to_owned();
+    }
+
+    fn models(&self) -> (WorkerConfig, String) {
+        let state = self.lock();
+        (state.config.clone(), state.fast_model.clone())
+    }
+
+    fn add_request(&self, usage: &UsageEvent) {
+        let mut state = self.lock();
+        add_usage(&mut state.usage, usage);
+        state.requests += 1;
+    }
+
+    /// The subagents' usage and requests since the last call (the turn that ran them),
+    /// reset for the next.
+    pub fn take_turn(&self) -> (UsageEvent, usize) {
+        let mut state = self.lock();
+        let taken = (state.usage, state.requests);
+        state.usage = UsageEvent::default();
+        state.requests = 0;
+        taken
+    }
+}
+
+/// `more` summed into `into`, field by field (a field neither reported stays `None`).
+pub fn add_usage(into: &mut UsageEvent, more: &UsageEvent) {
+    fn sum(a: &mut Option<u64>, b: Option<u64>) {
+        if let Some(b) = b {
+            *a = Some(a.unwrap_or(0) + b);
+        }
+    }
+    sum(&mut into.input_tokens, more.input_tokens);
+    sum(&mut into.output_tokens, more.output_tokens);
+    sum(&mut into.total_tokens, more.total_tokens);
+    sum(
+        &mut into.cache_read_input_tokens,
+        more.cache_read_input_tokens,
+    );
+    sum(
+        &mut into.cache_creation_input_tokens,
+        more.cache_creation_input_tokens,
+    );
+}
+
 /// What every subagent of a session shares.
 pub struct SubagentEnv {
     pub client: Client,
-    pub config: WorkerConfig,
-    pub fast_model: String,
+    /// The model settings (as `/model` left them) and the running turn's usage.
+    pub shared: Shared,
     /// The session's system prompt (built-in agents start from it).
     pub system_prompt: String,
     pub tools: SharedTools,
@@ -170,9 +249,9 @@ impl AgentTool {
     /// A Worker for one run of `def`, its events reported under `parent`.
     fn worker(&self, def: &AgentDef, parent: &str) -> Worker {
         let env = &self.env;
-        let mut config = env.config.clone();
+        let (mut config, fast_model) = env.shared.models();
         match def.model.as_deref() {
-            Some("fast") => config.model = env.fast_model.clone(),
+            Some("fast") => config.model = fast_model,
             Some(model) => config.model = model.to_owned(),
             None => {}
         }
@@ -290,12 +369,16 @@ fn observer(
     wire_api: WireApi,
 ) -> saki_llm_worker::Observer {
     let (ui, slot, usage) = (env.ui.clone(), env.slot.clone(), env.main_usage.clone());
+    let shared = env.shared.clone();
     Arc::new(move |event: &WorkerEvent| {
         if let WorkerEvent::Usage(report) = event {
             usage
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add_report(report, wire_api);
+            // Counted here, per request, so a subagent that fails or is cancelled
+            // still counts what it spent.
+            shared.add_request(report);
         }
         if let Some(recorder) = recorder(&slot) {
             recorder.observe_subagent(&parent, &agent, event);

@@ -82,6 +82,7 @@ impl Engine {
         let turn = self.worker.run_turn(user_text, cancel.clone());
         let (outcome, interrupt) =
             Self::listening(actions, &self.mode, &self.ui, &cancel, turn).await;
+        let outcome = self.with_subagent_usage(outcome);
         if let Some(mode) = mode_before {
             self.mode.set(mode);
         }
@@ -157,6 +158,9 @@ impl Engine {
                     &self.workspace,
                     &self.spent,
                 )));
+                if let Some(subagents) = &self.subagents {
+                    subagents.set_models(&settings.worker, &settings.fast_model);
+                }
                 self.chosen = chosen;
                 self.settings = settings;
                 self.discard_speculation();
