@@ -219,7 +219,9 @@ impl ExecFront {
             | EngineEvent::Rewound { .. }
             | EngineEvent::Sessions(_)
             | EngineEvent::Stats(_)
-            | EngineEvent::Synced(_) => {}
+            | EngineEvent::Synced(_)
+            | EngineEvent::Queued(_)
+            | EngineEvent::Unqueued(_) => {}
         }
         Next::Continue
     }

@@ -14,6 +14,7 @@ pub mod describe;
 mod plan;
 mod prewarm;
 pub mod protocol;
+mod queue;
 mod read_ahead;
 mod recorder;
 mod session;
@@ -94,6 +95,7 @@ use saki_pod::{CompactionSettings, Compactor, FsView, PodInterceptor, SessionSto
 use saki_read_ahead::{CacheSafeStore, TurnUsage};
 use saki_sandbox::{SandboxMode, SandboxStatus};
 use saki_tools::{ApprovalPolicy, Approver, McpLookup, SessionGrants, SharedMode, Workspace};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -170,6 +172,8 @@ pub struct Engine {
     settings: Settings,
     /// The models the person picked (`/model`), for the resolver.
     chosen: (Option<String>, Option<String>),
+    /// Actions sent while a turn ran, carried out in order once it is over.
+    pending: VecDeque<Action>,
     /// The id the session log is created under at the first prompt (a front end that
     /// names the session before it has one); `None`: a fresh id then.
     preset_id: Option<String>,
@@ -297,6 +301,7 @@ impl Engine {
             settings,
             chosen: (None, None),
             preset_id: None,
+            pending: VecDeque::new(),
             resolver,
             prompt_builder,
             mcp_report,
@@ -390,12 +395,21 @@ impl Engine {
     pub async fn run(mut self, mut actions: UnboundedReceiver<Action>) -> ReadAheadStats {
         self.warm_up();
         loop {
-            let action = tokio::select! {
-                action = actions.recv() => action,
-                finished = self.read_ahead.finished() => {
-                    self.on_read_ahead(finished);
-                    continue;
+            let action = match self.pending.pop_front() {
+                // What was sent while the last turn ran goes first, in order.
+                Some(action) => {
+                    if queue::is_prompt(&action) {
+                        self.send(EngineEvent::Queued(queue::prompts(&self.pending)));
+                    }
+                    Some(action)
                 }
+                None => tokio::select! {
+                    action = actions.recv() => action,
+                    finished = self.read_ahead.finished() => {
+                        self.on_read_ahead(finished);
+                        continue;
+                    }
+                },
             };
             let Some(action) = action else { break };
             let quit = match action {
@@ -514,10 +528,13 @@ impl Engine {
         self.read_ahead_stats()
     }
 
-    /// Runs `work` while still answering actions: Cancel cancels `cancel`, Quit cancels
-    /// and reports it, mode changes apply at once, anything else waits its turn.
+    /// Runs `work` while still answering actions: Cancel cancels `cancel` (and hands the
+    /// prompts queued meanwhile back to the person), Quit cancels and reports it, mode
+    /// changes apply at once; anything else joins `pending`, to be carried out in order
+    /// once the turn is over.
     async fn listening<T>(
         actions: &mut UnboundedReceiver<Action>,
+        pending: &mut VecDeque<Action>,
         mode: &SharedMode,
         ui: &UiSender,
         cancel: &CancellationToken,
@@ -532,6 +549,12 @@ impl Engine {
                     Some(Action::Cancel) => {
                         cancel.cancel();
                         interrupt.get_or_insert(Interrupt::Cancel);
+                        // The person stopped: what they queued is theirs again, not the model's.
+                        let prompts = queue::take_prompts(pending);
+                        if !prompts.is_empty() {
+                            let _ = ui.send(EngineEvent::Unqueued(prompts));
+                            let _ = ui.send(EngineEvent::Queued(Vec::new()));
+                        }
                     }
                     Some(Action::Quit) | None => {
                         cancel.cancel();
@@ -539,16 +562,12 @@ impl Engine {
                     }
                     Some(Action::SetApproval(m)) => mode.set(m),
                     Some(Action::Dismiss | Action::SuggestionShown { .. }) => {}
-                    // What came before it was applied or refused already.
-                    Some(Action::Sync(n)) => {
-                        let _ = ui.send(EngineEvent::Synced(n));
-                    }
                     Some(other) => {
-                        tracing::debug!(?other, "action ignored while busy");
-                        let _ = ui.send(EngineEvent::Alert {
-                            level: Level::Info,
-                            message: "busy: that waits until the turn is over (Esc cancels it)".into(),
-                        });
+                        let prompt = queue::is_prompt(&other);
+                        pending.push_back(other);
+                        if prompt {
+                            let _ = ui.send(EngineEvent::Queued(queue::prompts(pending)));
+                        }
                     }
                 },
             }

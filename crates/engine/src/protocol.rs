@@ -83,7 +83,7 @@ pub enum Action {
         text: String,
     },
     /// Answered with [`EngineEvent::Synced`] once every action sent before it was carried
-    /// out (or refused as busy): a front end knows when a command's events are all in.
+    /// out: a front end knows when a command's events are all in.
     Sync(u64),
     /// `/skills`: report the skills the session knows.
     ListSkills,
@@ -344,6 +344,11 @@ pub enum EngineEvent {
     Sessions(Vec<SessionEntry>),
     /// What reading ahead did and cost this session (`/stats`).
     Stats(ReadAheadStats),
+    /// The prompts sent while a turn runs, waiting in order (empty: none wait now).
+    Queued(Vec<String>),
+    /// A cancel handed these queued prompts back to the person (the UI puts them in the
+    /// input); they were not sent.
+    Unqueued(Vec<String>),
     /// Every action sent before [`Action::Sync`] with this number was carried out.
     Synced(u64),
     /// The model's checklist (`update_plan`): after each successful call, and with

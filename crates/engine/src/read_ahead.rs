@@ -322,8 +322,15 @@ impl Engine {
             params,
             ..
         } = self.read_ahead.background.take()?;
-        let (finished, interrupt) =
-            Self::listening(actions, &self.mode, &self.ui, &cancel, handle).await;
+        let (finished, interrupt) = Self::listening(
+            actions,
+            &mut self.pending,
+            &self.mode,
+            &self.ui,
+            &cancel,
+            handle,
+        )
+        .await;
         self.on_speculation(finished.ok().flatten(), params);
         match interrupt {
             None => None,

@@ -458,3 +458,61 @@ async fn a_custom_command_runs_as_its_prompt_with_its_mode_for_that_turn_only() 
     h.until(turn_finished).await;
     assert!(h.ws.path().join("y.txt").exists(), "auto-edit is back");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_is_sent_during_a_turn_runs_after_it_in_order_and_a_cancel_hands_prompts_back() {
+    let server = MockServer::start().unwrap();
+    let gate = Gate::new();
+    server.push(Turn::text("first").hold(&gate));
+    server.push(Turn::text("second"));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit { text: "one".into() });
+    server.wait_for_requests(1).await;
+    h.send(Action::Submit { text: "two".into() });
+    h.send(Action::ListMcp);
+    let queued = h
+        .until(|e| matches!(e, EngineEvent::Queued(p) if p == &["two".to_owned()]))
+        .await;
+    assert!(!queued
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Alert { message, .. } if message.contains("busy"))));
+    gate.open();
+    // "one" ends, then "two" runs, then /mcp reports.
+    let events = h
+        .until(|e| matches!(e, EngineEvent::Alert { message, .. } if message.contains("MCP")))
+        .await;
+    let finished = events
+        .iter()
+        .filter(|e| matches!(e, EngineEvent::TurnFinished { .. }))
+        .count();
+    assert_eq!(finished, 2, "both turns ended before the /mcp report");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_hands_the_queued_prompts_back_unsent() {
+    let server = MockServer::start().unwrap();
+    let gate = Gate::new();
+    server.push(Turn::text("first").hold(&gate));
+    let mut h = start(&server, ApprovalMode::Default, false);
+    h.send(Action::Submit { text: "one".into() });
+    server.wait_for_requests(1).await;
+    h.send(Action::Submit { text: "two".into() });
+    h.until(|e| matches!(e, EngineEvent::Queued(p) if !p.is_empty()))
+        .await;
+    h.send(Action::Cancel);
+    let events = h
+        .until(|e| matches!(e, EngineEvent::TurnFinished { .. }))
+        .await;
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, EngineEvent::Unqueued(p) if p == &["two".to_owned()])));
+    gate.open();
+    h.send(Action::Sync(7));
+    h.until(|e| matches!(e, EngineEvent::Synced(7))).await;
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the handed-back prompt was not sent"
+    );
+}

@@ -80,8 +80,15 @@ impl Engine {
         });
         let cancel = CancellationToken::new();
         let turn = self.worker.run_turn(user_text, cancel.clone());
-        let (outcome, interrupt) =
-            Self::listening(actions, &self.mode, &self.ui, &cancel, turn).await;
+        let (outcome, interrupt) = Self::listening(
+            actions,
+            &mut self.pending,
+            &self.mode,
+            &self.ui,
+            &cancel,
+            turn,
+        )
+        .await;
         let outcome = self.with_subagent_usage(outcome);
         if let Some(mode) = mode_before {
             self.mode.set(mode);
@@ -120,8 +127,15 @@ impl Engine {
         self.send(EngineEvent::TurnStarted);
         let cancel = CancellationToken::new();
         let work = self.worker.compact(CompactionTrigger::Manual, &cancel);
-        let (result, interrupt) =
-            Self::listening(actions, &self.mode, &self.ui, &cancel, work).await;
+        let (result, interrupt) = Self::listening(
+            actions,
+            &mut self.pending,
+            &self.mode,
+            &self.ui,
+            &cancel,
+            work,
+        )
+        .await;
         let note = match result {
             None => Some((
                 Level::Info,

@@ -108,6 +108,8 @@ pub fn sanitized(event: EngineEvent) -> EngineEvent {
         | EngineEvent::Speculation(_)
         | EngineEvent::Stats(_)
         | EngineEvent::Synced(_)) => other,
+        // The person's own prompts, back as they typed them.
+        other @ (EngineEvent::Queued(_) | EngineEvent::Unqueued(_)) => other,
     }
 }
 

@@ -405,7 +405,7 @@ fn at_popup_finds_files_and_tab_inserts_the_reference() {
 }
 
 #[test]
-fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
+fn prompts_typed_during_a_turn_go_to_the_engine_and_return_to_the_input_on_cancel() {
     use saki_tui::Action;
     let mut app = app();
     let now = Instant::now();
@@ -414,28 +414,36 @@ fn prompts_typed_during_a_turn_are_queued_and_return_to_the_input_on_cancel() {
         app.on_key(key(KeyCode::Char(c)), now);
     }
     app.on_key(key(KeyCode::Enter), now);
-    assert!(app.take_actions().is_empty());
-    assert!(screen(&mut app, 60, 8).contains("queued: then this"));
-    app.apply(EngineEvent::finished(None), now);
+    // The engine keeps it until the turn is over; the UI shows what the engine holds.
     assert_eq!(
         app.take_actions(),
         vec![Action::Submit {
             text: "then this".into()
         }]
     );
+    app.apply(EngineEvent::Queued(vec!["then this".into()]), now);
+    assert!(screen(&mut app, 60, 8).contains("queued: then this"));
+    app.apply(EngineEvent::Queued(Vec::new()), now);
+    assert!(!screen(&mut app, 60, 8).contains("queued"));
 
-    app.apply(EngineEvent::TurnStarted, now);
     for c in "later".chars() {
         app.on_key(key(KeyCode::Char(c)), now);
     }
     app.on_key(key(KeyCode::Enter), now);
     app.on_key(key(KeyCode::Esc), now);
-    assert_eq!(app.take_actions(), vec![Action::Cancel]);
-    app.apply(EngineEvent::finished(None), now);
-    assert!(
-        app.take_actions().is_empty(),
-        "a cancelled turn sends nothing queued"
+    assert_eq!(
+        app.take_actions(),
+        vec![
+            Action::Submit {
+                text: "later".into()
+            },
+            Action::Cancel
+        ]
     );
+    // The cancel hands the queued prompt back: it goes into the input, not the model.
+    app.apply(EngineEvent::Unqueued(vec!["later".into()]), now);
+    app.apply(EngineEvent::finished(None), now);
+    assert!(app.take_actions().is_empty());
     assert_eq!(app.input.text(), "later");
 }
 

@@ -17,11 +17,7 @@ impl App {
         }
         if self.is_custom(line) {
             // The engine expands it; it queues like any prompt while a turn runs.
-            if self.busy {
-                self.queued.push_back(line.to_owned());
-            } else {
-                self.submit(line.to_owned());
-            }
+            self.submit(line.to_owned());
             return;
         }
         let command = match commands::parse(line) {
@@ -105,6 +101,13 @@ impl App {
             EngineEvent::TurnStarted => {
                 self.busy = true;
                 self.busy_since = Some(now);
+            }
+            // The engine keeps the prompts sent during a turn; the UI shows them.
+            EngineEvent::Queued(prompts) => self.queued = prompts.into(),
+            EngineEvent::Unqueued(prompts) => {
+                if self.input.is_empty() {
+                    self.input.set_text(&prompts.join("\n"));
+                }
             }
             EngineEvent::Text(TextBlockEvent::Delta(delta)) => self.transcript.text_delta(&delta),
             EngineEvent::Thinking(ThinkingBlockEvent::Delta(delta)) => {

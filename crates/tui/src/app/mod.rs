@@ -76,12 +76,11 @@ pub struct App {
     finder: Option<(FileFinder, Instant)>,
     root: PathBuf,
     pub quit_armed: Option<Instant>,
-    /// Prompts sent while a turn ran; each goes when the turn before it ends.
+    /// Prompts sent while a turn runs, as the engine keeps them (it runs each when the
+    /// turn before it ends, and hands them back on a cancel).
     pub queued: VecDeque<String>,
     /// The model's checklist (`update_plan`), pinned above the input.
     pub plan: Option<saki_engine::Plan>,
-    /// The person cancelled the running turn: queued prompts go back to the input.
-    cancelling: bool,
     /// Lines scrolled up from the bottom of the transcript.
     pub scroll: usize,
     /// Transcript rows on screen at the last draw (PgUp/PgDn move by half of it).
@@ -131,7 +130,6 @@ impl App {
             quit_armed: None,
             queued: VecDeque::new(),
             plan: None,
-            cancelling: false,
             scroll: 0,
             page: 20,
             actions: Vec::new(),
@@ -146,10 +144,8 @@ impl App {
     }
 
     fn act(&mut self, action: Action) {
-        match action {
-            Action::Quit => self.quit = true,
-            Action::Cancel => self.cancelling = true,
-            _ => {}
+        if action == Action::Quit {
+            self.quit = true;
         }
         self.actions.push(action);
     }
@@ -568,35 +564,19 @@ impl App {
             return;
         }
         let text = self.input.take();
-        if self.busy {
-            self.queued.push_back(text);
-            return;
-        }
         self.submit(text);
     }
 
-    /// A turn ended: the next queued prompt goes, unless the person cancelled, when they
-    /// come back into the input to be edited or dropped.
+    /// A turn ended (the engine runs what was queued next, or handed it back on a cancel).
     fn turn_over(&mut self) {
         self.busy = false;
         self.busy_since = None;
-        if std::mem::take(&mut self.cancelling) {
-            if !self.queued.is_empty() && self.input.is_empty() {
-                let text: Vec<String> = self.queued.drain(..).collect();
-                self.input.set_text(&text.join("\n"));
-            }
-            return;
-        }
-        if let Some(next) = self.queued.pop_front() {
-            self.submit(next);
-        }
     }
 
     fn submit(&mut self, text: String) {
         if text.trim().is_empty() {
             return;
         }
-        self.cancelling = false;
         self.suggestion.clear();
         if self.spec != SpecState::Off {
             self.spec = SpecState::Idle;
