@@ -5,7 +5,7 @@
 mod common;
 
 use common::{env_with, events, WAIT_LIMIT};
-use saki_testkit::{MockServer, Turn};
+use saki_testkit::{Gate, MockServer, Turn};
 use std::io::Read;
 
 #[test]
@@ -16,9 +16,11 @@ fn a_background_command_dies_with_the_session() {
     // Whoever holds the FIFO open for writing keeps the reader from seeing its end: the
     // command and the process it put in the background both do.
     let (done_tx, done) = std::sync::mpsc::channel();
+    let (opened_tx, opened) = std::sync::mpsc::channel();
     let reader_path = fifo.clone();
     std::thread::spawn(move || {
         let mut f = std::fs::File::open(&reader_path).unwrap();
+        let _ = opened_tx.send(());
         let mut buf = Vec::new();
         let _ = f.read_to_end(&mut buf);
         let _ = done_tx.send(());
@@ -29,7 +31,20 @@ fn a_background_command_dies_with_the_session() {
         "shell",
         r#"{"command": "exec 3>alive; sleep 1000 & echo started; sleep 1000", "background": true}"#,
     ));
-    server.push(Turn::text("Checking.").with_tool_call("c2", "shell_output", r#"{"id": "bg1"}"#));
+    // The next request is answered once the command has opened the FIFO, so the session
+    // surely ends while it runs.
+    let gate = Gate::new();
+    server.push(
+        Turn::text("Checking.")
+            .with_tool_call("c2", "shell_output", r#"{"id": "bg1"}"#)
+            .hold(&gate),
+    );
+    let opener = std::thread::spawn(move || {
+        opened
+            .recv_timeout(WAIT_LIMIT)
+            .expect("the command never opened the FIFO");
+        gate.open();
+    });
     server.push(Turn::text("It runs."));
     let out = e
         .saki()
@@ -57,6 +72,7 @@ fn a_background_command_dies_with_the_session() {
         .collect();
     assert!(results[0].contains("bg1"), "{results:?}");
     assert!(results[1].contains("[bg1 is still running]"), "{results:?}");
+    opener.join().unwrap();
     // saki has exited: nothing it started holds the FIFO any more.
     done.recv_timeout(WAIT_LIMIT)
         .expect("a background process outlived the session");

@@ -113,14 +113,22 @@ async fn no_process_outlives_the_session() {
         .await
         .unwrap();
     }
-    // Opening the read end waits for the writers; reading waits until none is left.
+    // Opening the read end waits for a writer; reading waits until none is left.
+    let (opened_tx, opened) = tokio::sync::oneshot::channel();
     let reader = tokio::task::spawn_blocking(move || {
         let mut f = std::fs::File::open(&fifo).unwrap();
+        let _ = opened_tx.send(());
         let mut buf = Vec::new();
         f.read_to_end(&mut buf).unwrap();
     });
     let runtime = ws.shell_runtime().unwrap().clone();
     assert_eq!(runtime.background().list().len(), 2);
+    // The commands run before the session ends (a command killed before it opened the
+    // FIFO would leave the reader waiting for a writer that never comes).
+    tokio::time::timeout(Duration::from_secs(60), opened)
+        .await
+        .expect("no background command opened the FIFO")
+        .unwrap();
     drop(shell);
     drop(ws);
     drop(runtime);
