@@ -23,13 +23,12 @@
 mod apply;
 mod base;
 mod commands;
-mod journal;
 mod original;
 
 pub use apply::{ApplyError, ApplyReport, FileApply};
 pub use base::{cleanup_stale, default_base};
 pub use commands::Unaccepted;
-pub use journal::{recover as recover_applies, RolledBack, JOURNAL_DIR};
+pub use saki_tools::txn::{recover as recover_applies, RolledBack, JOURNAL_DIR};
 
 use original::{Gone, Original};
 use saki_tools::{ScopeError, Workspace};

@@ -231,52 +231,135 @@ fn now_describe(root: &Path, rel: &str) -> String {
     }
 }
 
-/// Writes every target but those in `skip` (unrestorable paths): removals deepest
-/// first, then directories shallowest first, then files and symlinks, whose contents
-/// are made durable together before any is renamed into place.
+/// Writes every target but the unrestorable ones. Files (written, or removed where a
+/// regular file stands) go through one `saki_tools::txn` transaction: all or none,
+/// journaled, made durable together before any is renamed; a failure midway puts the
+/// others back. Around it, directories are made (shallowest first) before, and
+/// directories and symbolic links removed or made (deepest first) after, one by one.
 pub fn apply(root: &Path, targets: &[Target], objects: &Objects) -> Restored {
     let mut done = Restored::default();
     let mut order: Vec<&Target> = targets.iter().collect();
     let depth = |t: &&Target| t.path.matches('/').count();
     order.sort_by_key(|t| match t.to {
-        FileState::Absent => (0, usize::MAX - depth(t)),
-        FileState::Dir { .. } => (1, depth(t)),
-        _ => (2, depth(t)),
+        FileState::Dir { .. } => (0, depth(t)),
+        FileState::File { .. } | FileState::Unsaved { .. } => (1, depth(t)),
+        _ => (2, usize::MAX - depth(t)),
     });
-    let mut staged = Vec::new();
+    let mut checked = Vec::new();
+    let mut rest = Vec::new();
+    let mut files = Vec::new();
     for target in order {
         if let Some(why) = unrestorable_why(&target.to, objects) {
             done.left.push((target.path.clone(), why));
-            continue;
+        } else if matches!(target.to, FileState::Dir { .. }) {
+            rest.push(target);
+        } else {
+            files.push(target);
         }
-        match put(root, target, objects) {
-            Ok(Some(stage)) => staged.push((target.path.clone(), stage)),
-            Ok(None) => done.restored.push(target.path.clone()),
+    }
+    // Directories first: the files may go into them.
+    put_each(root, &rest, objects, &mut done);
+    let mut after = Vec::new();
+    for target in files {
+        match holds(root, &target.path, &target.to) {
+            Ok(true) => {
+                done.restored.push(target.path.clone());
+                continue;
+            }
+            Err(why) => {
+                done.left.push((target.path.clone(), why));
+                continue;
+            }
+            Ok(false) => {}
+        }
+        match plan_file(root, target, objects) {
+            Some(planned) => checked.push(planned),
+            None => after.push(target),
+        }
+    }
+    let journal = saki_tools::state::data_dir().map(|d| d.join(saki_tools::txn::JOURNAL_DIR));
+    let report = saki_tools::txn::apply(root, checked, journal.as_deref());
+    for file in report.files {
+        let path = file.path.to_string_lossy().into_owned();
+        match file.result {
+            Ok(()) => done.restored.push(path),
+            Err(e) => done.left.push((path, e.to_string())),
+        }
+    }
+    put_each(root, &after, objects, &mut done);
+    done
+}
+
+/// Puts each target in place on its own (directories, symbolic links, and files where a
+/// directory or a link stands now).
+fn put_each(root: &Path, targets: &[&Target], objects: &Objects, done: &mut Restored) {
+    for target in targets {
+        let result = put(root, target, objects).and_then(|staged| match staged {
+            None => Ok(()),
+            Some((stage, mode)) => {
+                let abs = root.join(&target.path);
+                stage
+                    .sync()
+                    .and_then(|()| stage.commit())
+                    .and_then(|()| {
+                        std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(mode))
+                    })
+                    .map_err(|e| format!("cannot write it: {e}"))
+            }
+        });
+        match result {
+            Ok(()) => done.restored.push(target.path.clone()),
             Err(why) => done.left.push((target.path.clone(), why)),
         }
     }
-    let stages: Vec<_> = staged.iter().map(|(_, (s, _))| s).collect();
-    let synced = std::thread::scope(|scope| {
-        let handles: Vec<_> = stages.iter().map(|s| scope.spawn(|| s.sync())).collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("fsync panicked")))
-            })
-            .collect::<Vec<_>>()
-    });
-    for ((path, (stage, mode)), synced) in staged.into_iter().zip(synced) {
-        let abs = root.join(&path);
-        let result = synced
-            .and_then(|()| stage.commit())
-            .and_then(|()| std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(mode)));
-        match result {
-            Ok(()) => done.restored.push(path),
-            Err(e) => done.left.push((path, format!("cannot write it: {e}"))),
-        }
+}
+
+/// The transaction's change for a file target: a file written where a regular file or
+/// nothing stands, or a regular file removed. `None`: not a file's change (a directory or
+/// a symbolic link is involved), for [`put`]; `Some(Err)`: it cannot be made.
+fn plan_file(
+    root: &Path,
+    target: &Target,
+    objects: &Objects,
+) -> Option<Result<saki_tools::txn::Planned, (PathBuf, saki_tools::txn::ApplyError)>> {
+    use saki_tools::txn::{ApplyError, Planned, To};
+    let now = std::fs::symlink_metadata(root.join(&target.path)).ok();
+    if now.as_ref().is_some_and(|m| !m.is_file()) {
+        return None;
     }
-    done
+    let key = PathBuf::from(&target.path);
+    let fail = |why: String| Some(Err((key.clone(), ApplyError::Io(why))));
+    let to = match &target.to {
+        FileState::Absent => To::Absent,
+        FileState::File { hash, mode, .. } => {
+            let bytes = match objects.get(hash) {
+                Ok(bytes) => bytes,
+                Err(e) => return fail(format!("its saved copy: {e}")),
+            };
+            if let Err(why) = make_parents(root, &target.path) {
+                return fail(why);
+            }
+            To::File {
+                bytes,
+                mode: *mode,
+                set_mode: true,
+            }
+        }
+        _ => return None,
+    };
+    // Checked at the plan and again right before its rename: the parents are still real
+    // directories, and a regular file or nothing stands there.
+    let (root_owned, rel) = (root.to_path_buf(), target.path.clone());
+    let check: saki_tools::txn::Check = Box::new(move |abs: &Path| {
+        parents_safe(&root_owned, &rel).map_err(ApplyError::Moved)?;
+        match std::fs::symlink_metadata(abs) {
+            Ok(m) if !m.is_file() => Err(ApplyError::Conflict(
+                "it is no longer a regular file".to_owned(),
+            )),
+            _ => Ok(()),
+        }
+    });
+    Some(Planned::new(root, &key, to, check))
 }
 
 type Stage = (saki_tools::atomic::Staged, u32);

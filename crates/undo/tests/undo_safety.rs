@@ -233,3 +233,24 @@ async fn the_journal_outlives_the_process_and_is_private() {
     saki_undo::ops::undo(&env.root, &objects, &mut journal, 1, false).unwrap();
     assert_eq!(env.read("a.txt").unwrap(), "1\n");
 }
+
+/// An undo puts back a directory the turn replaced with a file, and the files in it,
+/// around its one file transaction (directories first, then the files).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undo_makes_directories_before_its_files() {
+    let mut env = Env::new();
+    env.write("a.txt", "a before\n");
+    std::fs::create_dir_all(env.path("sub")).unwrap();
+    env.write("sub/b.txt", "b before\n");
+    env.shell(
+        "edit both",
+        "echo agent > a.txt && rm -r sub && echo agent > sub",
+    )
+    .await;
+    // The conflict check looks at paths as they are now (`sub` is a file), so the
+    // person forces it.
+    let outcome = env.checkpoints.undo(1, true).await.unwrap();
+    assert!(outcome.left.is_empty(), "{outcome:?}");
+    assert_eq!(env.read("a.txt").unwrap(), "a before\n");
+    assert_eq!(env.read("sub/b.txt").unwrap(), "b before\n");
+}

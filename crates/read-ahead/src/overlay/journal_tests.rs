@@ -1,10 +1,10 @@
 //! All-or-none apply: a write failing midway restores what was written, and a journal a
 //! killed process left is rolled back.
 
-use super::apply::{apply_all_with, commit_one, plan_one, write_one, Changes, Planned};
-use super::journal::{recover, Journal};
+use super::apply::{apply_all_with, plan_one, Changes};
 use super::tests::{fixture, overlay, Fixture};
 use super::*;
+use saki_tools::txn::{apply_one, commit_one, recover, Journal, Planned};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
@@ -54,7 +54,7 @@ fn a_write_failing_midway_restores_what_was_written() {
         if p.key == Path::new("src/app.rs") {
             Err(ApplyError::Io("disk full".into()))
         } else {
-            commit_one(&ws, p, staged)
+            commit_one(p, staged)
         }
     };
     let report = apply_all_with(
@@ -109,7 +109,7 @@ fn every_file_is_staged_before_the_first_rename() {
             assert_originals_but_new_dirs(&f);
         }
         renamed.set(renamed.get() + 1);
-        commit_one(&ws, p, staged)
+        commit_one(p, staged)
     };
     let report = apply_all_with(
         &ws,
@@ -171,7 +171,7 @@ fn killed_after(f: &Fixture, o: &OverlayFs, written: usize) -> PathBuf {
         .collect();
     let journal = Journal::begin(Some(&journal_dir), o.root(), &planned).unwrap();
     for p in &planned[..written] {
-        write_one(&ws, p).unwrap();
+        apply_one(p).unwrap();
     }
     drop(journal);
     let [path] = journals(&journal_dir).try_into().unwrap();

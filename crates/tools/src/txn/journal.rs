@@ -1,5 +1,6 @@
-//! The apply journal: what the real files were before an accept wrote over them, so a
-//! failure midway, or a process killed midway, never leaves a half-applied tree.
+//! The transaction journal: what the real files were before a transaction (an accept, an
+//! undo, a redo, a rewind) changed them, so a failure midway, or a process killed midway,
+//! never leaves a half-changed tree.
 //!
 //! One file per apply, `<data dir>/journal/apply-<pid>-<n>.journal` (0600, in a 0700
 //! directory): a JSON line (the workspace root, and per file its path, its original —
@@ -13,8 +14,8 @@
 //! directories the apply created if they are empty); a file that holds its original was
 //! not reached; a file that holds anything else was changed since, and is left alone.
 
-use super::apply::Planned;
-use saki_tools::Workspace;
+use super::Planned;
+use crate::Workspace;
 use serde::{Deserialize, Serialize};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ struct Header {
 }
 
 /// The journal of one apply in progress.
-pub(super) struct Journal {
+pub struct Journal {
     /// On disk, when there is a data directory.
     path: Option<PathBuf>,
     root: PathBuf,
@@ -101,11 +102,7 @@ pub(super) struct Journal {
 
 impl Journal {
     /// Saves what every planned target is now, durably when `dir` is given.
-    pub(super) fn begin(
-        dir: Option<&Path>,
-        root: &Path,
-        planned: &[Planned],
-    ) -> std::io::Result<Journal> {
+    pub fn begin(dir: Option<&Path>, root: &Path, planned: &[Planned]) -> std::io::Result<Journal> {
         use std::os::unix::fs::PermissionsExt;
         let mut entries = Vec::with_capacity(planned.len());
         let mut originals = Vec::new();
@@ -151,7 +148,7 @@ impl Journal {
     }
 
     fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        saki_tools::common::create_private_dir(dir)?;
+        crate::common::create_private_dir(dir)?;
         let header = Header {
             version: 1,
             root: RawPath::of(&self.root),
@@ -168,13 +165,13 @@ impl Journal {
                 break candidate;
             }
         };
-        saki_tools::atomic::write_atomic_mode(&path, &bytes, 0o600)?;
+        crate::atomic::write_atomic_mode(&path, &bytes, 0o600)?;
         sync_dir(dir)?;
         Ok(path)
     }
 
     /// Puts file `index` back as it was; `Err` says why it could not be.
-    pub(super) fn restore(&self, index: usize) -> Result<(), String> {
+    pub fn restore(&self, index: usize) -> Result<(), String> {
         match self.entries.get(index) {
             Some(entry) => match restore_entry(&self.root, entry, &self.originals) {
                 Restored::Put | Restored::Removed | Restored::Unchanged => Ok(()),
@@ -186,7 +183,7 @@ impl Journal {
 
     /// Removes the directories the apply created for new files it did not write, while
     /// they are empty (after a failure, once their temporary files are gone).
-    pub(super) fn remove_created_dirs(&self) {
+    pub fn remove_created_dirs(&self) {
         for entry in &self.entries {
             if let Before::Absent { created_dirs } = &entry.before {
                 if !self.root.join(entry.key.path()).exists() {
@@ -198,7 +195,7 @@ impl Journal {
 
     /// The apply is over: the journal is removed (durably, so a power cut cannot bring
     /// it back and roll back a finished apply).
-    pub(super) fn finish(self) {
+    pub fn finish(self) {
         let Some(path) = self.path else {
             return;
         };
@@ -276,7 +273,7 @@ fn restore_entry(root: &Path, entry: &Entry, originals: &[u8]) -> Restored {
             let Some(original) = range else {
                 return Restored::Failed("the journal is cut short".to_owned());
             };
-            let put = || match saki_tools::atomic::write_atomic_mode(&target, original, *mode) {
+            let put = || match crate::atomic::write_atomic_mode(&target, original, *mode) {
                 Ok(()) => {
                     set_mode(&target, *mode).map_or_else(Restored::Failed, |()| Restored::Put)
                 }
@@ -351,14 +348,15 @@ impl std::fmt::Display for RolledBack {
         if let Some(journal) = &self.unreadable {
             return write!(
                 f,
-                "a saki stopped while applying an accepted speculation, and its journal \
-                 cannot be read ({}); files it named may be half applied",
+                "a saki stopped while changing files (an accept, an undo or a redo), and \
+                 its journal cannot be read ({}); files it named may be half changed",
                 journal.display()
             );
         }
         write!(
             f,
-            "a saki stopped while applying an accepted speculation in {}; rolled back",
+            "a saki stopped while changing files in {} (an accept, an undo or a redo); \
+             rolled back",
             self.root.display()
         )?;
         if !self.restored.is_empty() {
@@ -398,7 +396,7 @@ pub fn recover(dir: &Path) -> Vec<RolledBack> {
             let pid = e.file_name().to_str().and_then(journal_pid)?;
             Some((pid, e.path()))
         })
-        .filter(|(pid, _)| *pid != me && !saki_tools::state::pid_alive(*pid))
+        .filter(|(pid, _)| *pid != me && !crate::state::pid_alive(*pid))
         .collect();
     names.sort();
     names
