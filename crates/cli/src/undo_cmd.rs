@@ -53,6 +53,11 @@ fn fail(message: &str, code: ExitCode) -> ExitCode {
 }
 
 pub fn run(args: UndoArgs) -> ExitCode {
+    // An undo writes through the file transaction, journaled in the data directory: what
+    // a killed saki left half done is rolled back first.
+    for message in crate::setup::recover() {
+        eprintln!("warning: {}", sanitize(&message));
+    }
     let store = match session::store() {
         Ok(s) => s,
         Err(e) => return fail(&e, ExitCode::Config),

@@ -164,7 +164,7 @@ fn an_accept_killed_midway_is_rolled_back_at_the_next_start() {
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("warning: a saki stopped while applying an accepted speculation")
+        stderr.contains("warning: a saki stopped while changing files")
             && stderr.contains("restored: a.txt"),
         "{stderr}"
     );
@@ -281,4 +281,61 @@ fn calls_cut_off_by_a_kill_say_on_resume_what_is_known_of_their_effect() {
             result(id)
         );
     }
+}
+
+#[test]
+fn an_undo_killed_midway_is_rolled_back_at_the_next_start() {
+    let e = env_with(&[("a.txt", "a before\n"), ("b.txt", "b before\n")]);
+    let server = MockServer::start().unwrap();
+    let command = r#"{"command":"echo agent > a.txt && echo agent > b.txt"}"#;
+    server.push(Turn::new().with_tool_call("c1", "shell", command));
+    server.push(Turn::text("Done."));
+    e.saki()
+        .args(["exec", "--base-url", &server.openai_url(), "-m", "m"])
+        .args(["--approval", "yolo", "change both"])
+        .assert()
+        .success();
+    // The undo is one transaction: paused after its first file of two was put back.
+    let mut child = e
+        .cmd()
+        .env("SAKI_TEST_PAUSE_AT", "apply")
+        .arg("undo")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (paused, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("paused for a test") {
+                let _ = paused.send(());
+            }
+        }
+    });
+    if seen.recv_timeout(WAIT_LIMIT).is_err() {
+        kill(child);
+        panic!("saki undo never paused");
+    }
+    let read = |p: &str| std::fs::read_to_string(e.ws.join(p)).unwrap();
+    assert_eq!(read("a.txt"), "a before\n", "the first file was put back");
+    assert_eq!(read("b.txt"), "agent\n");
+    kill(child);
+    assert_eq!(
+        std::fs::read_dir(data_dir(&e).join("journal"))
+            .unwrap()
+            .count(),
+        1
+    );
+
+    // The next saki rolls it back: the turn's files, as they were before the undo.
+    let out = e.saki().args(["undo", "--list"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a saki stopped while changing files")
+            && stderr.contains("restored: a.txt"),
+        "{stderr}"
+    );
+    assert_eq!(read("a.txt"), "agent\n");
+    assert_eq!(read("b.txt"), "agent\n");
 }
