@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
 #
-#   scripts/e2e-tasks.sh [--kinds own,tagless] [--only task1,task2] [-- SAKI_ARGS...]
+#   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp]
+#                        [--only task1,task2] [-- SAKI_ARGS...]
 #
-# Runs the twelve tasks of scripts/e2e/tasks.py (read a word, find a definition, create a
-# file, change a config value, count lines, list a directory, append a line, replace a
-# word, read a version, delete a file, run a program, count TODOs) with Qwen2.5-Coder-0.5B
-# on llama.cpp's server (xllamacpp), once with the model's own chat template ("own") and
+# Runs the 36 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
+# checked by running the code, several files and formats), split into a tuning half and
+# a held-out half whose results are printed only as totals, with Qwen2.5-Coder-0.5B
+# on llama.cpp's server (xllamacpp, stock sampling), reached by a bare --base-url (or
+# --provider llamacpp), once with the model's own chat template ("own") and
 # once with a template whose tool calls have no <tool_call> tags ("tagless",
 # scripts/e2e/qwen-tools.jinja). Each task is checked on the answer and on the files.
-# Prints PASS/FAIL per task, totals and times; exits 1 when a kind passes under 80%.
+# Prints PASS/FAIL per tuning task, totals per half and times; exits 1 when a half passes
+# under 80%.
 #
 # saki's default `tool_calling = "auto"` offers this 0.5B model its tools in the prompt, so
 # neither template's tool format is used and both kinds see the same prompt. To measure
@@ -29,12 +32,14 @@ LOG_TAG=e2e-tasks
 MODE=check
 
 main() {
-  local kinds="own,tagless" only="" extra=()
+  local kinds="own,tagless" only="" halves="tune,held" via="base-url" extra=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -h | --help) usage; return 0 ;;
       --kinds) kinds="$2"; shift 2 ;;
       --only) only="$2"; shift 2 ;;
+      --halves) halves="$2"; shift 2 ;;
+      --via) via="$2"; shift 2 ;;
       --) shift; extra=("$@"); break ;;
       *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -55,7 +60,7 @@ main() {
   python3 "$REPO/scripts/e2e/tasks.py" --saki "$SAKI" --model "$MODEL_FILE" \
     --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
     --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
-    --kinds "$kinds" --only "$only" "${saki_args[@]}"
+    --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" "${saki_args[@]}"
 }
 
 main "$@"; exit

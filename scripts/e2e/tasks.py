@@ -19,6 +19,8 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 SERVER = r"""
 import signal, sys, xllamacpp
 p = xllamacpp.CommonParams()
@@ -29,7 +31,7 @@ p.use_jinja = True
 p.endpoint_props = True
 p.model_alias = "local"
 p.n_parallel = 1
-p.sampling.temp = 0.0  # as saki --local starts it
+# Sampling stays the server's stock default: what saki sends decides it.
 if len(sys.argv) > 3:
     p.chat_template = open(sys.argv[3]).read()
 server = xllamacpp.Server(p)
@@ -38,115 +40,7 @@ signal.sigwait({signal.SIGTERM, signal.SIGINT})
 """
 
 
-def read(ws, name):
-    try:
-        with open(os.path.join(ws, name), encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-# (name, files, prompt, check(ws, answer) -> error or None)
-TASKS = [
-    (
-        "read-word",
-        {"NOTE.txt": "The secret word is MANGO.\n"},
-        "Read NOTE.txt and tell me the secret word.",
-        lambda ws, a: None if "mango" in a.lower() else "answer lacks MANGO",
-    ),
-    (
-        "find-definition",
-        {
-            "src/util.py": "def helper():\n    return 1\n",
-            "src/config.py": "import os\n\ndef parse_config(path):\n    return {}\n",
-            "src/main.py": "from config import parse_config\n",
-        },
-        "Which file defines the function parse_config?",
-        lambda ws, a: None if "config.py" in a else "answer lacks config.py",
-    ),
-    (
-        "create-file",
-        {},
-        "Create a file hello.txt containing the text: hello world",
-        lambda ws, a: None
-        if (read(ws, "hello.txt") or "").strip() == "hello world"
-        else "hello.txt is %r" % read(ws, "hello.txt"),
-    ),
-    (
-        "change-value",
-        {"config.json": '{\n  "name": "app",\n  "port": 8080\n}\n'},
-        "In config.json, change the port to 9090.",
-        lambda ws, a: None
-        if json.loads(read(ws, "config.json") or "{}").get("port") == 9090
-        else "config.json is %r" % read(ws, "config.json"),
-    ),
-    (
-        "count-lines",
-        {"data.csv": "".join("row%d,%d\n" % (i, i * i) for i in range(17))},
-        "How many lines does data.csv have?",
-        lambda ws, a: None if "17" in a else "answer lacks 17",
-    ),
-    (
-        "list-directory",
-        {"docs/intro.md": "# Intro\n", "docs/usage.md": "# Usage\n", "docs/faq.md": "# FAQ\n"},
-        "List the files in the docs directory.",
-        lambda ws, a: None
-        if all(n in a for n in ("intro.md", "usage.md", "faq.md"))
-        else "answer lacks a docs file",
-    ),
-    (
-        "append-line",
-        {"TODO.md": "# TODO\n- write tests\n"},
-        "Append the line '- buy milk' to TODO.md.",
-        lambda ws, a: None
-        if (read(ws, "TODO.md") or "").rstrip().endswith("- buy milk")
-        and "- write tests" in (read(ws, "TODO.md") or "")
-        else "TODO.md is %r" % read(ws, "TODO.md"),
-    ),
-    (
-        "replace-word",
-        {"README.md": "The colour of the sky.\nA colour chart.\n"},
-        "In README.md, replace every 'colour' with 'color'.",
-        lambda ws, a: None
-        if (read(ws, "README.md") or "") == "The color of the sky.\nA color chart.\n"
-        else "README.md is %r" % read(ws, "README.md"),
-    ),
-    (
-        "read-version",
-        {"package.json": '{"name": "web", "version": "3.14.2", "private": true}\n'},
-        "What version is in package.json?",
-        lambda ws, a: None if "3.14.2" in a else "answer lacks 3.14.2",
-    ),
-    (
-        "delete-file",
-        {"tmp.log": "noise\n", "keep.txt": "keep\n"},
-        "Delete the file tmp.log.",
-        lambda ws, a: None
-        if read(ws, "tmp.log") is None and read(ws, "keep.txt") == "keep\n"
-        else "tmp.log still there or keep.txt touched",
-    ),
-    (
-        "run-program",
-        {"calc.py": "print(6 * 7)\n"},
-        "Run calc.py with python3 and tell me what it prints.",
-        lambda ws, a: None if "42" in a else "answer lacks 42",
-    ),
-    (
-        "grep-count",
-        {
-            "src/a.py": "# TODO: one\nx = 1\n# TODO: two\n",
-            "src/b.py": "y = 2\n# TODO: three\n",
-        },
-        "How many TODO comments are there in the src directory?",
-        lambda ws, a: None if "3" in a or "three" in a.lower() else "answer lacks 3",
-    ),
-]
-
-
-# Tasks that ask only a question: passing also means every file is left as it was (a model
-# that "answers" by rewriting calc.py to print 42 has not passed).
-QUESTIONS = {"read-word", "find-definition", "count-lines", "list-directory", "read-version",
-             "run-program", "grep-count"}
+from task_list import QUESTIONS, TASKS, read  # noqa: E402  (beside this file)
 
 
 def changed_files(ws, files):
@@ -186,10 +80,18 @@ def prepare(ws, files):
             f.write(body)
 
 
-def run_task(saki, port, ws, task, timeout, extra, events_dir=None):
-    name, files, prompt, check = task
+# How saki reaches the server: a bare `--base-url` (saki finds out what serves it), or
+# the server named with `--provider llamacpp`.
+VIA = {
+    "base-url": [],
+    "llamacpp": ["--provider", "llamacpp"],
+}
+
+
+def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-url"):
+    name, _half, files, prompt, check = task
     prepare(ws, files)
-    cmd = [saki, "exec", "--json", "--provider", "llamacpp", "--base-url",
+    cmd = [saki, "exec", "--json"] + VIA[via] + ["--base-url",
            "http://127.0.0.1:%d/v1" % port, "-m", "local", "--approval", "yolo",
            "--max-turns", "10", "-C", ws] + extra + [prompt]
     start = time.time()
@@ -251,11 +153,15 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--kinds", default="own,tagless")
     ap.add_argument("--only", default="", help="comma-separated task names")
+    ap.add_argument("--halves", default="tune,held", help="tune, held or both")
+    ap.add_argument("--via", default="base-url", choices=sorted(VIA))
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--saki-arg", action="append", default=[])
     ap.add_argument("--events", default="", help="a directory for each task's --json events")
     args = ap.parse_args()
-    tasks = [t for t in TASKS if not args.only or t[0] in args.only.split(",")]
+    halves = args.halves.split(",")
+    tasks = [t for t in TASKS if (not args.only or t[0] in args.only.split(","))
+             and t[1] in halves]
     results = {}
     failed_kind = False
     for kind in args.kinds.split(","):
@@ -266,27 +172,40 @@ def main():
                 rows = []
                 for task in tasks:
                     events_dir = None
-                    if args.events:
+                    # The held-out half's events and failures are not for reading while
+                    # tuning: only its totals are printed.
+                    if args.events and task[1] == "tune":
                         events_dir = os.path.join(args.events, kind)
                         os.makedirs(events_dir, exist_ok=True)
                     row = run_task(args.saki, port, args.workspace, task, args.timeout,
-                                   args.saki_arg, events_dir)
+                                   args.saki_arg, events_dir, args.via)
+                    row["half"] = task[1]
                     rows.append(row)
-                    print("%-8s %-16s %-4s %6.1fs calls=%-28s %s" % (
-                        kind, row["task"], "PASS" if row["ok"] else "FAIL", row["seconds"],
-                        ",".join(c or "?" for c in row["calls"])[:28],
-                        row["error"] or ""), flush=True)
+                    if task[1] == "tune":
+                        print("%-8s %-18s %-4s %6.1fs calls=%-28s %s" % (
+                            kind, row["task"], "PASS" if row["ok"] else "FAIL", row["seconds"],
+                            ",".join(c or "?" for c in row["calls"])[:28],
+                            row["error"] or ""), flush=True)
                 results[kind] = rows
             finally:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait(timeout=30)
-        passed = sum(r["ok"] for r in rows)
-        total_time = sum(r["seconds"] for r in rows)
-        print("%-8s total: %d/%d passed (%.0f%%), %.0f s" % (
-            kind, passed, len(rows), 100.0 * passed / max(1, len(rows)), total_time), flush=True)
-        failed_kind |= passed < 0.8 * len(rows)
+        for half in halves:
+            part = [r for r in rows if r["half"] == half]
+            if not part:
+                continue
+            passed = sum(r["ok"] for r in part)
+            total_time = sum(r["seconds"] for r in part)
+            print("%-8s %-4s total: %d/%d passed (%.0f%%), %.0f s" % (
+                kind, half, passed, len(part), 100.0 * passed / len(part), total_time),
+                flush=True)
+            failed_kind |= passed < 0.8 * len(part)
+    tuning = {k: [r for r in rows if r["half"] == "tune"] for k, rows in results.items()}
+    held = {k: [r for r in rows if r["half"] == "held"] for k, rows in results.items()}
     with open(args.results, "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump(tuning, f, indent=1)
+    with open(args.results + ".held", "w") as f:
+        json.dump(held, f, indent=1)
     sys.exit(1 if failed_kind else 0)
 
 

@@ -497,6 +497,9 @@ pub struct Resolved {
     pub first_tool_call_required: bool,
     /// Offer only the core tools (`lean_tools`, model over provider).
     pub lean_tools: bool,
+    /// `lean_tools` came from config, not from the provider's name: what a local server
+    /// says about itself does not change it (`setup::apply_server_facts`).
+    pub lean_tools_set: bool,
     /// `[models.NAME] temperature`.
     pub temperature: Option<f32>,
     /// `[models.NAME] vision`, when set (see `crate::vision`).
@@ -516,6 +519,15 @@ pub struct Resolved {
 pub const PROMPTED_BELOW_PARAMETERS: u64 = 4_000_000_000;
 
 impl Resolved {
+    /// The local server said its model has fewer than [`PROMPTED_BELOW_PARAMETERS`]
+    /// parameters: such a model samples greedily, and its turns change only what their
+    /// prompt asks for (`saki_tools::intent`).
+    pub fn small_local_model(&self) -> bool {
+        self.server
+            .and_then(|s| s.parameters)
+            .is_some_and(|n| n < PROMPTED_BELOW_PARAMETERS)
+    }
+
     /// How tools reach the model: `tool_calling` from config, or for `auto` what the
     /// local server said (a template without tools, or a small model: prompted).
     pub fn tool_calling(&self) -> saki_llm_client::ToolCalling {
@@ -750,6 +762,12 @@ pub fn resolve(
             .and_then(|m| m.lean_tools)
             .or(provider.lean_tools)
             .unwrap_or(matches!(local_kind.as_str(), "llamacpp" | "ollama")),
+        lean_tools_set: file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.lean_tools)
+            .or(provider.lean_tools)
+            .is_some(),
     })
 }
 

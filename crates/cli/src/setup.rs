@@ -179,12 +179,14 @@ fn apply_server_facts(resolved: &mut Resolved) {
     let window = resolved.server.and_then(|s| s.context_window);
     // A small model with tools samples greedily unless config sets a temperature: a
     // server's default sampling cost two of seven everyday tasks on a 0.5B model.
-    let small = resolved
-        .server
-        .and_then(|s| s.parameters)
-        .is_some_and(|n| n < crate::config::PROMPTED_BELOW_PARAMETERS);
+    let small = resolved.small_local_model();
     if small && resolved.temperature.is_none() {
         resolved.temperature = Some(0.0);
+    }
+    // A server that answered is a local one, however it was reached: its tools are the
+    // lean set `--provider llamacpp` / `ollama` gets, unless config says otherwise.
+    if resolved.server.is_some() && !resolved.lean_tools_set {
+        resolved.lean_tools = true;
     }
     // A small local model can repeat itself until its context is full: bound each answer.
     if resolved.server.is_some() && resolved.requested_max_output.is_none() {
@@ -269,6 +271,7 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     worker.first_tool_call_required = resolved.first_tool_call_required;
     worker.temperature = resolved.temperature;
     worker.vision = crate::vision::reads_images(resolved);
+    worker.guard_unasked_changes = resolved.small_local_model();
     Settings {
         provider: resolved.provider.clone(),
         worker,
@@ -355,8 +358,7 @@ pub fn engine(
         let level = saki_engine::Level::Warn;
         let _ = front.events.send(EngineEvent::Alert { level, message });
     }
-    let delegation =
-        crate::delegation_setup::delegation(resolved, workspace.root(), &front.events);
+    let delegation = crate::delegation_setup::delegation(resolved, workspace.root(), &front.events);
     let mut engine = Engine::new(Parts {
         client,
         tools: shared.snapshot(),

@@ -256,6 +256,11 @@ impl Engine {
         worker.set_system_prompt(Some(system_prompt));
         let pod = Arc::new(PodInterceptor::default());
         worker.add_interceptor(pod.clone());
+        // Before approvals: a change the prompt did not ask for is refused, not put to
+        // the person.
+        if settings.worker.guard_unasked_changes {
+            worker.add_interceptor(Arc::new(saki_tools::intent::ChangeGuard::new()));
+        }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());
         let approver = approver.unwrap_or_else(|| Arc::new(bridge::UiApprover(ui.clone())));

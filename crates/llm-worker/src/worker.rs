@@ -54,6 +54,9 @@ pub struct WorkerConfig {
     /// Every request asks for text that is JSON matching this schema, where the protocol
     /// has structured output (`saki exec --output-schema`); tool calls stay possible.
     pub response_schema: Option<saki_llm_client::ResponseSchema>,
+    /// Refuse file changes the turn's prompt did not ask for (the engine installs
+    /// `saki_tools::intent::ChangeGuard`); set for small local models.
+    pub guard_unasked_changes: bool,
 }
 
 impl WorkerConfig {
@@ -69,6 +72,7 @@ impl WorkerConfig {
             first_tool_call_required: false,
             vision: false,
             response_schema: None,
+            guard_unasked_changes: false,
         }
     }
 }

@@ -32,20 +32,44 @@ static NOTE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 /// What a write or an edit says when it is done: a file whose whole text is one of these
 /// is an echo of a result.
+/// Matched in any case, after a comment marker is taken off, and with the verbs a model
+/// rewords them into: `# Overwrote calc.py (63 bytes)` was written into calc.py by a 0.5B
+/// model asked what the file does.
 static RESULT_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"^(?:(?:created|overwrote|deleted) \S.* \(\d+ bytes\)",
+        r"(?i)^(?:(?:created|overwrote|overwritten|wrote|written|deleted|saved|updated",
+        r"|edited|modified|changed) \S.* \(\d+ bytes?\)",
         r"|appended a line to \S.*",
-        r"|\d+ replacements? in \S.*)$",
+        r"|\d+ replacements? in \S.*)\.?$",
     ))
     .ok()
 });
+
+/// `line` without a comment marker around it (`#`, `//`, `--`, `;`, `/* */`, `<!-- -->`).
+fn uncommented(line: &str) -> &str {
+    let mut text = line.trim();
+    for open in ["<!--", "/*", "//", "--", "#", ";", "*"] {
+        if let Some(rest) = text.strip_prefix(open) {
+            text = rest.trim_start();
+            break;
+        }
+    }
+    for close in ["-->", "*/"] {
+        if let Some(rest) = text.strip_suffix(close) {
+            text = rest.trim_end();
+            break;
+        }
+    }
+    text
+}
 
 /// The first line of `new_text` that is a tool-result note and not already in `before`.
 pub fn echoed_note<'a>(new_text: &'a str, before: &str) -> Option<&'a str> {
     let whole = new_text.trim();
     // A whole line of the file, not any substring: a refusal written back quotes the note.
-    if RESULT_LINE.as_ref().is_some_and(|r| r.is_match(whole))
+    if RESULT_LINE
+        .as_ref()
+        .is_some_and(|r| r.is_match(uncommented(whole)))
         && !before.lines().any(|b| b.trim() == whole)
     {
         return Some(whole);
@@ -113,6 +137,23 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// Seen in the UI with Qwen2.5-Coder-0.5B asked what a function does.
+    #[test]
+    fn a_result_line_reworded_or_commented_is_found() {
+        for echo in [
+            "# Overwrote calc.py (63 bytes)",
+            "// Wrote calc.py (63 bytes).",
+            "<!-- updated README.md (10 bytes) -->",
+            "OVERWROTE calc.py (1 byte)",
+            "-- Saved schema.sql (120 bytes)",
+        ] {
+            assert_eq!(echoed_note(echo, "def add(a, b):\n"), Some(echo), "{echo}");
+        }
+        // A comment of the program's own that merely mentions bytes is a file.
+        assert_eq!(echoed_note("# buffer of 64 bytes (per line)", ""), None);
+        assert_eq!(echoed_note("# wrote this in 2020\nx = 1\n", ""), None);
     }
 
     /// Seen with Qwen2.5-Coder-0.5B: the refusal written as the file, then the result

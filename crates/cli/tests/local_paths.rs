@@ -1,0 +1,199 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! A local server however it is reached (`--base-url` alone, `--provider llamacpp`,
+//! `--provider ollama`; `--local` is `--provider llamacpp` on a server saki starts), and
+//! what a small model's turn may change.
+
+mod common;
+
+use common::{env_with, events as json_lines, Env};
+use saki_testkit::{MockServer, Turn};
+
+/// A llama.cpp server whose model has `parameters` parameters, with an 8192-token slot.
+fn llamacpp(parameters: u64) -> MockServer {
+    let server = MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tool_calls": true}}),
+    );
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": parameters}}]}),
+    );
+    server
+}
+
+fn run(e: &Env, server: &MockServer, how: &[&str], prompt: &str) -> Vec<serde_json::Value> {
+    let out = e
+        .saki()
+        .arg("exec")
+        .args(how)
+        .args(["--base-url", &server.openai_url(), "-m", "local", "--json"])
+        .args(["--approval", "yolo", prompt])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_lines(&out)
+}
+
+/// What decides a small model's behaviour in a request: the system prompt with its tool
+/// list, the tool list, sampling and the bound on each answer.
+fn shape(body: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "system": body["messages"][0]["content"],
+        "tools": body.get("tools"),
+        "temperature": body.get("temperature"),
+        "max_tokens": body.get("max_tokens"),
+        "response_format": body.get("response_format"),
+    })
+}
+
+#[test]
+fn a_bare_base_url_and_the_named_providers_send_the_same_request() {
+    let e = env_with(&[]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("Hello."));
+    let bare = run(&e, &server, &[], "hi");
+    server.push(Turn::text("Hello."));
+    let named = run(&e, &server, &["--provider", "llamacpp"], "hi");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(shape(&requests[0].body), shape(&requests[1].body));
+    for start in [&bare[0], &named[0]] {
+        assert_eq!(start["tool_calling"], "prompted", "{start}");
+        assert_eq!(start["context_window"], 8192, "{start}");
+    }
+    // The lean tool set, as for a named local provider: no plan or web tools.
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("\"name\":\"read_file\""), "{system}");
+    assert!(!system.contains("\"name\":\"web_fetch\""), "{system}");
+    assert!(!system.contains("\"name\":\"update_plan\""), "{system}");
+
+    // Ollama with the same model says so in /api/show: the same request again.
+    let ollama = MockServer::start().unwrap();
+    ollama.set_server_info(
+        "/api/show",
+        serde_json::json!({"model_info": {"general.parameter_count": 494_032_768_u64},
+            "parameters": "num_ctx 8192", "capabilities": ["completion", "tools"]}),
+    );
+    ollama.push(Turn::text("Hello."));
+    let start = &run(&e, &ollama, &["--provider", "ollama"], "hi")[0];
+    assert_eq!(start["tool_calling"], "prompted", "{start}");
+    let body = &ollama.requests()[0].body;
+    assert_eq!(shape(body), shape(&requests[0].body));
+}
+
+#[test]
+fn config_still_decides_the_tool_set_over_what_the_server_says() {
+    let e = env_with(&[]);
+    e.write_config("[providers.openai-compatible]\nlean_tools = false\n");
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("Hello."));
+    run(&e, &server, &[], "hi");
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("\"name\":\"update_plan\""), "{system}");
+}
+
+fn write_call(path: &str, content: &str) -> String {
+    serde_json::json!({"name": "write_file", "arguments": {"path": path, "content": content}})
+        .to_string()
+}
+
+fn results(events: &[serde_json::Value]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .map(|e| {
+            (
+                e["item"]["status"].as_str().unwrap_or("").to_owned(),
+                e["item"]["output"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+
+/// The shape seen in the UI: asked what a function does, a 0.5B model wrote the file.
+#[test]
+fn a_small_model_writes_nothing_on_a_question() {
+    let e = env_with(&[("calc.py", CALC)]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(write_call(
+        "calc.py",
+        "# Overwrote calc.py (63 bytes)",
+    )));
+    server.push(Turn::text("add returns the sum of a and b."));
+    let events = run(&e, &server, &[], "What does add in calc.py do?");
+    assert_eq!(std::fs::read_to_string(e.ws.join("calc.py")).unwrap(), CALC);
+    let results = results(&events);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].1.contains("asks for no change"),
+        "{:?}",
+        results[0]
+    );
+    // Asked for a change, the same model writes.
+    server.push(Turn::text(write_call(
+        "calc.py",
+        "def add(a, b):\n    return b + a\n",
+    )));
+    server.push(Turn::text("Done."));
+    run(&e, &server, &[], "Make add in calc.py return b + a.");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("calc.py")).unwrap(),
+        "def add(a, b):\n    return b + a\n"
+    );
+}
+
+#[test]
+fn a_small_model_deletes_a_file_only_when_asked_to() {
+    let e = env_with(&[("settings.py", "NAME = 'x'\nDEBUG = True\n")]);
+    let server = llamacpp(494_032_768);
+    let delete = r#"{"name": "delete_file", "arguments": {"path": "settings.py"}}"#;
+    server.push(Turn::text(delete));
+    server.push(Turn::text("Done."));
+    let events = run(
+        &e,
+        &server,
+        &[],
+        "Change the DEBUG line in settings.py to False.",
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("settings.py")).unwrap(),
+        "NAME = 'x'\nDEBUG = True\n"
+    );
+    assert!(results(&events)[0].1.contains("call edit"), "{events:?}");
+    server.push(Turn::text(delete));
+    server.push(Turn::text("Done."));
+    run(
+        &e,
+        &server,
+        &[],
+        "settings.py is not used any more; delete it.",
+    );
+    assert!(!e.ws.join("settings.py").exists());
+}
+
+/// A 7B model is trusted with what it decides; the approval mode governs it.
+#[test]
+fn a_larger_model_is_not_held_to_the_prompts_words() {
+    let e = env_with(&[("calc.py", CALC)]);
+    let server = llamacpp(7_615_616_512);
+    server.push(Turn::text("").with_tool_call(
+        "c1",
+        "write_file",
+        serde_json::json!({"path": "calc.py", "content": "x = 1\n"}).to_string(),
+    ));
+    server.push(Turn::text("Done."));
+    run(&e, &server, &[], "What does add in calc.py do?");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("calc.py")).unwrap(),
+        "x = 1\n"
+    );
+}

@@ -1,0 +1,268 @@
+//! Changes nobody asked for, refused where small models run.
+//!
+//! A small model calls the tools it is shown, whether the request needs them or not:
+//! asked "What does add in calc.py do?", a 0.5B model wrote calc.py three times; asked to
+//! change one line, one deleted the whole file. Undo restores both, but only when the
+//! person notices. So for these models a turn's prompt decides what its calls may do:
+//!
+//! - a prompt that asks for no change (a question, or a request to read, run or explain)
+//!   gets no file written, edited or deleted;
+//! - a file is deleted only when the prompt asks for something to go (delete, remove,
+//!   move, rename, clean up, ...).
+//!
+//! Why the prompt and not the call: the call is what the model got wrong, and only the
+//! person's words say what was wanted. Why only small models: a larger model that fixes
+//! what a question revealed, or deletes a file while moving code, usually means it; the
+//! person's approval mode governs those. The reading errs towards allowing: any word that
+//! could ask for a change outside a question lets the turn change files, so a refusal
+//! happens only when no part of the prompt asks for one.
+
+use saki_llm_worker::interceptor::{Interceptor, PromptAction, ToolAction, ToolCallInfo};
+use saki_llm_worker::Item;
+use std::sync::Mutex;
+
+/// What a prompt asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Intent {
+    /// Some sentence asks for a change to files.
+    pub change: bool,
+    /// Some sentence asks for something to be removed, moved or renamed.
+    pub removal: bool,
+}
+
+/// Stems of words that ask for a change. Generous on purpose: a false match only keeps
+/// today's behaviour, a missing one refuses a wanted change.
+const CHANGE_STEMS: &[&str] = &[
+    "add",
+    "append",
+    "adjust",
+    "apply",
+    "bump",
+    "chang",
+    "clean",
+    "comment",
+    "convert",
+    "copy",
+    "correct",
+    "creat",
+    "decreas",
+    "delet",
+    "disabl",
+    "drop",
+    "duplicat",
+    "edit",
+    "enabl",
+    "eras",
+    "extract",
+    "fill",
+    "fix",
+    "format",
+    "generat",
+    "get rid",
+    "implement",
+    "improv",
+    "includ",
+    "increas",
+    "initiali",
+    "insert",
+    "instal",
+    "introduc",
+    "lower",
+    "make",
+    "mark",
+    "merg",
+    "modif",
+    "mov",
+    "optimi",
+    "patch",
+    "prun",
+    "purg",
+    "put",
+    "rais",
+    "refactor",
+    "reformat",
+    "remov",
+    "renam",
+    "repair",
+    "replac",
+    "restor",
+    "revert",
+    "rewrit",
+    "rm",
+    "sav",
+    "scal",
+    "set",
+    "simplif",
+    "sort",
+    "split",
+    "store",
+    "swap",
+    "switch",
+    "take",
+    "translat",
+    "tweak",
+    "turn",
+    "uncomment",
+    "undo",
+    "unlink",
+    "updat",
+    "upgrad",
+    "downgrad",
+    "wip",
+    "writ",
+    "wrot",
+    "chmod",
+    "touch",
+    "mkdir",
+];
+
+/// What may follow a stem of three letters or fewer.
+const SHORT_ENDINGS: &[&str] = &["", "s", "e", "es", "ed", "d", "ing", "ting", "ding"];
+
+/// Stems that ask for something to go (a file may then be deleted).
+const REMOVAL_STEMS: &[&str] = &[
+    "delet", "remov", "rm", "eras", "unlink", "get rid", "clean", "drop", "purg", "wip", "discard",
+    "prun", "mov", "renam",
+];
+
+/// Words that open a question about how things are (`can`, `could`, `would`, `will` and
+/// `please` open requests instead: "Can you fix it?").
+const QUESTION_OPENERS: &[&str] = &[
+    "what", "which", "where", "who", "whom", "whose", "why", "how", "when", "does", "do", "did",
+    "is", "are", "was", "were", "has", "have", "had", "should",
+];
+
+/// Reads what `prompt` asks for.
+pub fn read_intent(prompt: &str) -> Intent {
+    let mut intent = Intent {
+        change: false,
+        removal: false,
+    };
+    for sentence in sentences(prompt) {
+        if is_question(&sentence) {
+            continue;
+        }
+        intent.change |= mentions(&sentence, CHANGE_STEMS);
+        intent.removal |= mentions(&sentence, REMOVAL_STEMS);
+    }
+    intent
+}
+
+/// The prompt's sentences, lower-cased, each with its closing mark. Dots inside a word
+/// (`calc.py`, `3.14`) do not end a sentence.
+fn sentences(prompt: &str) -> Vec<String> {
+    let lower = prompt.to_lowercase();
+    let chars: Vec<char> = lower.chars().collect();
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        current.push(c);
+        let next_blank = chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        if matches!(c, '?' | '!' | '\n') || (matches!(c, '.' | ';') && next_blank) {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    out.push(current);
+    out.retain(|s| !s.trim().is_empty());
+    out
+}
+
+fn words(sentence: &str) -> Vec<&str> {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn is_question(sentence: &str) -> bool {
+    let words = words(sentence);
+    words
+        .first()
+        .is_some_and(|first| QUESTION_OPENERS.contains(first))
+}
+
+/// Whether a word of `sentence` starts with one of `stems` (two-word stems match two
+/// words in a row).
+fn mentions(sentence: &str, stems: &[&str]) -> bool {
+    let words = words(sentence);
+    stems.iter().any(|stem| match stem.split_once(' ') {
+        Some((first, second)) => words
+            .windows(2)
+            .any(|w| w[0] == first && w[1].starts_with(second)),
+        // Short stems take only inflections: `set`, `sets`, `setting`, but not
+        // `settings.py`'s first word, which names a file.
+        None if stem.len() <= 3 => words.iter().any(|w| {
+            w.strip_prefix(stem)
+                .is_some_and(|rest| SHORT_ENDINGS.contains(&rest))
+        }),
+        None => words.iter().any(|w| w.starts_with(stem)),
+    })
+}
+
+/// Tools that change files, by what they can do.
+fn changes_files(name: &str) -> bool {
+    matches!(name, "write_file" | "edit" | "delete_file")
+}
+
+/// Refuses, for the turn whose prompt it read, the calls that prompt did not ask for
+/// (see the module's documentation).
+#[derive(Debug, Default)]
+pub struct ChangeGuard {
+    intent: Mutex<Option<Intent>>,
+}
+
+impl ChangeGuard {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Why `name` may not run in a turn that asks for `intent`, if it may not.
+    pub fn refusal(intent: Intent, name: &str) -> Option<String> {
+        if !changes_files(name) {
+            return None;
+        }
+        if !intent.change {
+            return Some(format!(
+                "refused: {name} changes files, and the request asks for no change. Leave \
+                 the files as they are and answer in text from what you have read."
+            ));
+        }
+        if name == "delete_file" && !intent.removal {
+            return Some(
+                "refused: the request does not ask to delete a file. To take lines out of a \
+                 file, call edit with those lines as old_string and the text without them as \
+                 new_string."
+                    .to_owned(),
+            );
+        }
+        None
+    }
+}
+
+#[async_trait::async_trait]
+impl Interceptor for ChangeGuard {
+    async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
+        if let Item::User { text } = user {
+            if let Ok(mut intent) = self.intent.lock() {
+                *intent = Some(read_intent(text));
+            }
+        }
+        PromptAction::Continue
+    }
+
+    async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
+        let intent = self.intent.lock().ok().and_then(|i| *i);
+        // No prompt read (a turn that started otherwise): nothing to judge by.
+        match intent.and_then(|intent| Self::refusal(intent, &call.name)) {
+            Some(why) => {
+                tracing::debug!(tool = %call.name, "a change the prompt did not ask for");
+                ToolAction::Deny(why)
+            }
+            None => ToolAction::Allow,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "intent_tests.rs"]
+mod tests;

@@ -1,0 +1,134 @@
+#![allow(clippy::unwrap_used)]
+use super::*;
+use saki_llm_worker::tool::ToolExecutionContext;
+
+fn intent(prompt: &str) -> Intent {
+    read_intent(prompt)
+}
+
+#[test]
+fn questions_and_requests_to_look_ask_for_no_change() {
+    for prompt in [
+        "What does add in calc.py do?",
+        "what does add in calc.py do",
+        "Which file defines the function parse_config?",
+        "How many lines does data.csv have?",
+        "Read NOTE.txt and tell me the secret word.",
+        "List the files in the docs directory.",
+        "Run calc.py with python3 and tell me what it prints.",
+        "Explain settings.py to me.",
+        "Is the add function in calc.py correct?",
+        "Where is the port set?",
+    ] {
+        assert!(!intent(prompt).change, "{prompt}");
+    }
+}
+
+#[test]
+fn requests_for_a_change_are_read_as_such_also_inside_a_question() {
+    for prompt in [
+        "The add function in calc.py gives the wrong result. Fix it.",
+        "Can you fix the bug in calc.py?",
+        "Could you add a test for parse_config?",
+        "In config.json, change the port to 9090.",
+        "Append the line '- buy milk' to TODO.md.",
+        "Create a file hello.txt containing the text: hello world",
+        "Why does the test fail? Make it pass.",
+        "We no longer use requests; take it out of requirements.txt.",
+        "Scale the api to 5 replicas in deploy.yaml.",
+        "Bump the version to 0.4.0",
+        "In run.sh, comment out the rm line.",
+        "Please set DEBUG to False",
+    ] {
+        assert!(intent(prompt).change, "{prompt}");
+    }
+}
+
+#[test]
+fn short_stems_match_words_not_file_names() {
+    assert!(!intent("Read settings.py and say what it holds.").change);
+    assert!(intent("The settings are wrong; set PORT to 80.").change);
+    assert!(intent("Move utils.py into lib/.").removal);
+    assert!(
+        !intent("Read address.txt").change,
+        "`add` inside another word"
+    );
+}
+
+#[test]
+fn a_deletion_needs_words_that_ask_for_something_to_go() {
+    assert!(intent("Delete the file tmp.log.").removal);
+    assert!(intent("old_helpers.py is not used anymore, remove it.").removal);
+    assert!(intent("Rename the function greet to welcome.").removal);
+    assert!(intent("Get rid of the build directory").removal);
+    assert!(!intent("Change the port in config.json to 9090.").removal);
+    assert!(!intent("Set replicas to 5 in deploy.yaml").removal);
+    // A removal asked in a question is still a question.
+    assert!(!intent("Should I delete tmp.log?").removal);
+}
+
+#[test]
+fn only_file_changes_are_refused_and_only_when_unasked() {
+    let question = intent("What does add in calc.py do?");
+    for tool in ["write_file", "edit", "delete_file"] {
+        assert!(ChangeGuard::refusal(question, tool).is_some(), "{tool}");
+    }
+    for tool in ["read_file", "grep", "ls", "glob", "shell"] {
+        assert!(ChangeGuard::refusal(question, tool).is_none(), "{tool}");
+    }
+    let one_line = intent("Change the DEBUG line in settings.py to DEBUG = False.");
+    assert!(ChangeGuard::refusal(one_line, "edit").is_none());
+    assert!(ChangeGuard::refusal(one_line, "write_file").is_none());
+    let why = ChangeGuard::refusal(one_line, "delete_file").unwrap();
+    assert!(
+        why.contains("edit"),
+        "points to the tool that changes lines: {why}"
+    );
+    let delete = intent("Delete tmp.log");
+    assert!(ChangeGuard::refusal(delete, "delete_file").is_none());
+}
+
+fn call(name: &str) -> ToolCallInfo {
+    ToolCallInfo {
+        name: name.into(),
+        arguments: r#"{"path":"calc.py","content":"x"}"#.into(),
+        input: serde_json::json!({"path": "calc.py", "content": "x"}),
+        ctx: ToolExecutionContext {
+            call_id: "c1".into(),
+            batch_id: "b1".into(),
+            call_index: 0,
+        },
+    }
+}
+
+#[tokio::test]
+async fn the_guard_judges_each_turn_by_its_own_prompt() {
+    let guard = ChangeGuard::new();
+    // Before any prompt there is nothing to judge by.
+    assert_eq!(
+        guard.pre_tool_call(&call("write_file")).await,
+        ToolAction::Allow
+    );
+    guard
+        .on_prompt_submit(&Item::user("What does add in calc.py do?"))
+        .await;
+    assert!(matches!(
+        guard.pre_tool_call(&call("write_file")).await,
+        ToolAction::Deny(_)
+    ));
+    assert_eq!(
+        guard.pre_tool_call(&call("read_file")).await,
+        ToolAction::Allow
+    );
+    guard
+        .on_prompt_submit(&Item::user("Now make add return a + b."))
+        .await;
+    assert_eq!(
+        guard.pre_tool_call(&call("write_file")).await,
+        ToolAction::Allow
+    );
+    assert!(matches!(
+        guard.pre_tool_call(&call("delete_file")).await,
+        ToolAction::Deny(_)
+    ));
+}
