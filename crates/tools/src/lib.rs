@@ -23,6 +23,7 @@ pub mod shell;
 pub mod shell_background;
 pub mod shell_runtime;
 pub mod state;
+pub mod txn;
 pub mod suggest;
 pub mod web_fetch;
 pub mod web_guard;
