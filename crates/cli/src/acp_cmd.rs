@@ -4,8 +4,8 @@
 //! session names.
 
 use crate::args::{ProviderArgs, RunArgs};
-use crate::config::ConfigError;
 use crate::exit::ExitCode;
+use crate::session::Resume;
 use crate::setup;
 use async_trait::async_trait;
 use saki_acp::{
@@ -73,12 +73,14 @@ struct Factory {
 
 struct Closer {
     mcp: crate::mcp_setup::McpSession,
+    telemetry: Option<crate::telemetry::Tap>,
     _local: Option<crate::local::LocalServer>,
 }
 
 #[async_trait]
 impl SessionCloser for Closer {
     async fn close(self: Box<Self>) {
+        crate::telemetry::finish(self.telemetry).await;
         self.mcp.shutdown().await;
     }
 }
@@ -106,58 +108,44 @@ impl SessionFactory for Factory {
         if let Some(fs) = request.fs.clone() {
             workspace.set_fs(fs);
         }
-        let store = crate::session::store().map_err(failed)?;
-        let loaded = if request.resume {
-            let loaded = store
-                .load(&request.session_id)
-                .map_err(|e| failed(e.to_string()))?;
-            Some(loaded)
+        let (resume, session_id) = if request.resume {
+            (Resume::Id(request.session_id.clone()), None)
         } else {
-            None
+            (Resume::New, Some(request.session_id.clone()))
         };
-        let recorded = loaded
-            .as_ref()
-            .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
-        let (mut resolved, hooks) = setup::resolve(workspace.root(), &self.args.provider, recorded)
-            .map_err(|e| StartError {
-                auth: matches!(e, ConfigError::MissingKey { .. }),
-                message: e.to_string(),
-            })?;
-        for (name, server) in client_servers(&request.mcp_servers)? {
-            resolved.mcp_servers.insert(name, server);
-        }
-        let local = setup::prepare(&mut resolved, &|note| tracing::info!("{note}"))
-            .await
-            .map_err(failed)?;
-        let system_prompt = match loaded {
-            None => crate::session::system_prompt_for(workspace.root()).await,
-            Some(_) => String::new(),
-        };
-        let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
-        let front = setup::FrontEnd {
+        let no_suggestions = self.args.no_suggestions;
+        let opened = crate::open::open(crate::open::Open {
+            provider: &self.args.provider,
+            run: &run,
+            workspace,
+            resume,
             approver: None,
-            events: events_tx.clone(),
-            store: Some(store),
-            system_prompt,
-            suggestions: crate::config::suggestions_on(&resolved, self.args.no_suggestions),
-        };
-        let (mut engine, sandbox, mut mcp) = setup::engine(
-            &resolved,
-            hooks,
-            &self.args.provider,
-            &run,
-            &workspace,
-            front,
-        )
-        .map_err(|(_, message)| failed(message))?;
-        for alert in setup::setup_alerts(&resolved, &sandbox) {
+            suggestions: &|resolved| crate::config::suggestions_on(resolved, no_suggestions),
+            ask_trust: None,
+            note: &|note| tracing::info!("{note}"),
+            extra_mcp: client_servers(&request.mcp_servers)?,
+            session_id,
+        })
+        .await
+        .map_err(|e| StartError {
+            auth: e.missing_key,
+            message: e.message,
+        })?;
+        let crate::open::Opened {
+            engine,
+            events,
+            events_tx,
+            resolved,
+            mut mcp,
+            local,
+            telemetry,
+            alerts,
+            ..
+        } = opened;
+        for alert in alerts {
             let _ = events_tx.send(alert.into());
         }
         mcp.forward_alerts(&events_tx);
-        match loaded {
-            Some(loaded) => engine.continue_loaded(loaded).await.map_err(failed)?,
-            None => engine.preset_session_id(request.session_id),
-        }
         let mut models = vec![resolved.model.clone()];
         if resolved.fast_model != resolved.model {
             models.push(resolved.fast_model.clone());
@@ -167,7 +155,11 @@ impl SessionFactory for Factory {
             events,
             models,
             mode: self.args.approval,
-            closer: Box::new(Closer { mcp, _local: local }),
+            closer: Box::new(Closer {
+                mcp,
+                telemetry,
+                _local: local,
+            }),
         })
     }
 

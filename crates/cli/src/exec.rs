@@ -5,7 +5,7 @@ use crate::exec_front::{ExecFront, Next};
 use crate::exit::ExitCode;
 use crate::output::emit;
 use crate::output_schema::OutputSchema;
-use crate::session::{self, Resume};
+use crate::session::Resume;
 use crate::setup;
 use saki_engine::Action;
 use saki_llm_client::{ClientError, StopReason};
@@ -100,40 +100,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let store = match session::store() {
-        Ok(store) => store,
-        Err(message) => {
-            failed(json_mode, "session", &message);
-            return ExitCode::Internal;
-        }
-    };
-    // A session to resume is loaded first: its provider and model are used unless flags
-    // name others.
-    let loaded = match session::load(&store, &resume, workspace.root()) {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            failed(json_mode, "session", &message);
-            return ExitCode::Usage;
-        }
-    };
-    let recorded = loaded
-        .as_ref()
-        .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
-    let (mut resolved, hooks) = match setup::resolve(workspace.root(), &args.provider, recorded) {
-        Ok(r) => r,
-        Err(e) => {
-            failed(json_mode, "config", &e.to_string());
-            return ExitCode::Config;
-        }
-    };
-    let _local_server =
-        match setup::prepare(&mut resolved, &|n| eprintln!("note: {}", sanitize(n))).await {
-            Ok(server) => server,
-            Err(message) => {
-                failed(json_mode, "config", &message);
-                return ExitCode::Config;
-            }
-        };
     let mut prompt = match prompt_of(&args) {
         Ok(p) => p,
         Err(message) => {
@@ -149,6 +115,38 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
+    let follow_ups = args.follow_ups;
+    let opened = crate::open::open(crate::open::Open {
+        provider: &args.provider,
+        run: &args.run,
+        workspace: (*workspace).clone(),
+        resume: resume.clone(),
+        approver: Some(Arc::new(DenyWithoutAsking)),
+        suggestions: &|_| follow_ups > 0,
+        ask_trust: None,
+        note: &|n| eprintln!("note: {}", sanitize(n)),
+        extra_mcp: Vec::new(),
+        session_id: None,
+    })
+    .await;
+    let crate::open::Opened {
+        mut engine,
+        mut events,
+        resolved,
+        sandbox,
+        mut mcp,
+        local: _local_server,
+        resumed,
+        telemetry,
+        alerts,
+        ..
+    } = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            failed(json_mode, e.kind, &e.message);
+            return e.code;
+        }
+    };
     let structured = OutputSchema::enforced(resolved.wire_api, &resolved.model);
     if let Some(schema) = schema.as_ref().filter(|_| !structured) {
         // No structured output here: the prompt says it (history first: the model
@@ -159,42 +157,6 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         failed(json_mode, "usage", &message);
         return ExitCode::Usage;
     }
-    // Before anything reads or writes the workspace: what a killed saki left is repaired.
-    let recovered = setup::recover();
-    // A resumed session keeps its own system prompt; only a new one needs git.
-    let system_prompt = match loaded {
-        None => session::system_prompt_for(workspace.root()).await,
-        Some(_) => String::new(),
-    };
-    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &events_tx);
-    let (mut events, telemetry) = crate::telemetry::tap(events, telemetry);
-    let front = setup::FrontEnd {
-        approver: Some(Arc::new(DenyWithoutAsking)),
-        events: events_tx,
-        store: Some(store),
-        system_prompt,
-        suggestions: args.follow_ups > 0,
-    };
-    let (mut engine, sandbox, mut mcp) = match setup::engine(
-        &resolved,
-        hooks,
-        &args.provider,
-        &args.run,
-        &workspace,
-        front,
-    ) {
-        Ok(built) => built,
-        Err((code, message)) => {
-            let kind = if code == ExitCode::Internal {
-                "internal"
-            } else {
-                "config"
-            };
-            failed(json_mode, kind, &message);
-            return code;
-        }
-    };
     if let Some(schema) = schema.as_ref().filter(|_| structured) {
         engine.set_response_schema(Some(schema.response_schema()));
     }
@@ -219,9 +181,10 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     }
-    let opened = match loaded {
-        None => engine.ensure_session(&prompt),
-        Some(loaded) => engine.continue_loaded(loaded).await,
+    let opened = if resumed {
+        Ok(())
+    } else {
+        engine.ensure_session(&prompt)
     };
     let session_id = match opened.and_then(|()| {
         engine
@@ -244,14 +207,9 @@ pub async fn run(args: ExecArgs) -> ExitCode {
             "wire_api": resolved.wire_api, "context_window": resolved.limits.context_window,
             "tool_calling": resolved.tool_calling().as_str(),
             "approval": args.run.approval, "cwd": workspace.root(), "session_id": session_id,
-            "resumed": !matches!(resume, Resume::New), "sandbox": sandbox}),
+            "resumed": resumed, "sandbox": sandbox}),
         );
     }
-    let mut alerts = setup::setup_alerts(&resolved, &sandbox);
-    alerts.extend(recovered.into_iter().map(|message| Alert {
-        level: AlertLevel::Warn,
-        message,
-    }));
     for alert in &alerts {
         report_alert(alert, json_mode);
     }

@@ -267,7 +267,7 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     worker.max_turns = max_turns as usize;
     // Prompted calls arrive as text: recovering them is how they become calls.
     worker.tool_call_recovery = resolved.tool_call_recovery
-        || resolved.tool_calling() == saki_llm_client::ToolCalling::Prompted;
+        || resolved.tool_calling() != saki_llm_client::ToolCalling::Native;
     worker.first_tool_call_required = resolved.first_tool_call_required;
     worker.temperature = resolved.temperature;
     worker.vision = crate::vision::reads_images(resolved);

@@ -135,7 +135,7 @@ async fn a_session_streams_its_answer_and_asks_before_an_edit() {
     let env = env_with(&[("a.txt", "x\n")]);
     let ws = env.ws.clone();
     let url = server.openai_url();
-    let seen = with_agent(&env, &url, "allow_once", async move |cx, _seen| {
+    let seen = with_agent(&env, &url, "allow_once", async move |cx, seen| {
         let init = cx
             .send_request(InitializeRequest::new(ProtocolVersion::V1))
             .block_task()
@@ -173,6 +173,8 @@ async fn a_session_streams_its_answer_and_asks_before_an_edit() {
             .block_task()
             .await
             .unwrap();
+        let mode = until_update(&seen, "current_mode_update").await;
+        assert_eq!(mode["currentModeId"], "yolo");
         let listed = cx
             .send_request(ListSessionsRequest::new())
             .block_task()
@@ -215,9 +217,6 @@ async fn a_session_streams_its_answer_and_asks_before_an_edit() {
         .collect();
     assert!(statuses.contains(&Value::from("completed")), "{statuses:?}");
     assert!(!updates_of_kind(&seen, "available_commands_update").is_empty());
-    assert!(updates_of_kind(&seen, "current_mode_update")
-        .iter()
-        .any(|u| u["currentModeId"] == "yolo"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -424,5 +423,12 @@ async fn a_client_that_shows_suggestions_gets_one_and_sending_it_accepts_its_spe
     assert!(updates_of_kind(&seen, "tool_call")
         .iter()
         .any(|c| c["title"] == "Write notes.txt"));
-    assert!(server.requests().len() <= 6, "{}", server.requests().len());
+    // Only the first prompt went to the main model (its `ls` call and its answer);
+    // everything after it was read ahead on the fast one.
+    let main_requests = server
+        .requests()
+        .iter()
+        .filter(|r| r.body["model"] == "main")
+        .count();
+    assert_eq!(main_requests, 2);
 }

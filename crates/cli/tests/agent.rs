@@ -146,9 +146,17 @@ fn reads_edits_and_answers_in_every_protocol() {
             "delete_file",
         ];
         // A local server gets the lean set (`lean_tools`, on by default for llamacpp).
+        // The full set adds the background commands beside `shell`, then the web, the
+        // plan and the delegation tools.
         let expected: Vec<&str> = match provider {
             "llamacpp" => core.to_vec(),
-            _ => [&core[..], &["web_fetch", "update_plan"]].concat(),
+            _ => [
+                &core[..5],
+                &["shell_output", "shell_kill"],
+                &core[5..],
+                &["web_fetch", "update_plan", "agent", "ask_user", "exit_plan_mode", "remember"],
+            ]
+            .concat(),
         };
         assert_eq!(tools, expected, "{provider}: reading and searching first");
         // Fields go out in the order the tool gives them, not sorted: small models

@@ -309,10 +309,12 @@ impl Engine {
         text: &str,
         actions: &mut tokio::sync::mpsc::UnboundedReceiver<crate::Action>,
     ) -> Option<bool> {
-        let running = self.read_ahead.background.as_ref().is_some_and(|b| {
-            b.speculating.load(Ordering::Relaxed)
-                && b.shown_text.as_deref().map(str::trim) == Some(text.trim())
-        });
+        // Shown is enough: its speculation may not have started yet, and will.
+        let running = self
+            .read_ahead
+            .background
+            .as_ref()
+            .is_some_and(|b| b.shown_text.as_deref().map(str::trim) == Some(text.trim()));
         if !running {
             return None;
         }

@@ -3,7 +3,6 @@
 
 use crate::args::{ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
-use crate::session;
 use crate::setup;
 use saki_tools::sanitize::sanitize;
 use saki_tui::{App, Theme};
@@ -56,99 +55,48 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let (ui_tx, ui_rx) = tokio::sync::mpsc::unbounded_channel();
     let (action_tx, action_rx) = tokio::sync::mpsc::unbounded_channel();
-    let store = session::store();
-    // A session to resume is loaded first: it fails before the UI opens, and its provider
-    // and model are used unless flags name others (as in `exec`).
-    let loaded = match (&resume, &store) {
-        (session::Resume::New, _) => Ok(None),
-        (_, Err(e)) => Err(e.clone()),
-        (_, Ok(store)) => session::load(store, &resume, workspace.root()),
-    };
-    let loaded = match loaded {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("error: {}", sanitize(&message));
-            return ExitCode::Usage;
+    let no_suggestions = args.no_suggestions;
+    // Everything that can fail does so before the UI takes the terminal (a local server
+    // may need seconds to start; a session to resume may not exist).
+    let opened = crate::open::open(crate::open::Open {
+        provider: &args.provider,
+        run: &args.run,
+        workspace: (*workspace).clone(),
+        resume,
+        approver: None,
+        suggestions: &|resolved| crate::config::suggestions_on(resolved, no_suggestions),
+        ask_trust: Some(&ask_trust),
+        note: &|n| eprintln!("note: {}", sanitize(n)),
+        extra_mcp: Vec::new(),
+        session_id: None,
+    })
+    .await;
+    let crate::open::Opened {
+        engine,
+        events: ui_rx,
+        events_tx: ui_tx,
+        resolved,
+        hooks,
+        mut mcp,
+        local: _local_server,
+        suggestions,
+        telemetry,
+        alerts,
+        ..
+    } = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("error: {}", sanitize(&e.message));
+            return e.code;
         }
     };
-    let session = loaded
-        .as_ref()
-        .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
-    let mut resolved = setup::resolve(workspace.root(), &args.provider, session);
-    if let Ok((r, _)) = &resolved {
-        if !r.ignored.is_empty() && !r.trust_refused && ask_trust(workspace.root(), &r.ignored) {
-            resolved = setup::resolve(workspace.root(), &args.provider, session);
-        }
+    for alert in alerts {
+        let _ = ui_tx.send(alert.into());
     }
-    let mut resolved = resolved.map_err(|e| (ExitCode::Config, e.to_string()));
-    // Before the UI takes the terminal: a local server may need seconds to start.
-    let local_server = match &mut resolved {
-        Ok((r, _)) => setup::prepare(r, &|n| eprintln!("note: {}", sanitize(n)))
-            .await
-            .map_err(|e| (ExitCode::Config, e)),
-        Err(e) => Err(e.clone()),
-    };
-    let _local_server = match local_server {
-        Ok(server) => server,
-        Err((code, message)) => {
-            eprintln!("error: {}", sanitize(&message));
-            return code;
-        }
-    };
-    // Before anything reads or writes the workspace: what a killed saki left is repaired.
-    for message in setup::recover() {
-        let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
-            level: saki_tui::Level::Warn,
-            message,
-        });
-    }
-    let system_prompt = crate::session::system_prompt_for(workspace.root()).await;
-    let built = resolved.and_then(|(resolved, hooks)| {
-        let suggestions = crate::config::suggestions_on(&resolved, args.no_suggestions);
-        let front = setup::FrontEnd {
-            approver: None,
-            events: ui_tx.clone(),
-            store: store.ok(),
-            system_prompt,
-            suggestions,
-        };
-        let extras = crate::interactive_extras::Parts::new(
-            &resolved,
-            &hooks,
-            workspace.root().to_path_buf(),
-        );
-        let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &ui_tx);
-        let (engine, sandbox, mut mcp) = setup::engine(
-            &resolved,
-            hooks,
-            &args.provider,
-            &args.run,
-            &workspace,
-            front,
-        )?;
-        for alert in crate::setup::setup_alerts(&resolved, &sandbox) {
-            let _ = ui_tx.send(alert.into());
-        }
-        mcp.forward_alerts(&ui_tx);
-        Ok((engine, suggestions, mcp, extras, telemetry))
-    });
-    let (mut engine, suggestions, mcp, extras, telemetry) = match built {
-        Ok(built) => built,
-        Err((code, message)) => {
-            eprintln!("error: {}", sanitize(&message));
-            return code;
-        }
-    };
-    if let Some(loaded) = loaded {
-        if let Err(e) = engine.continue_loaded(loaded).await {
-            let _ = ui_tx.send(saki_tui::EngineEvent::Alert {
-                level: saki_tui::Level::Error,
-                message: format!("cannot resume: {e}"),
-            });
-        }
-    }
+    mcp.forward_alerts(&ui_tx);
+    let extras =
+        crate::interactive_extras::Parts::new(&resolved, &hooks, workspace.root().to_path_buf());
     let app = App::new(
         engine.status(),
         Theme::from_env(),
@@ -178,7 +126,6 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
     setup::on_termination(move || {
         let _ = quit.send(saki_tui::Action::Quit);
     });
-    let (ui_rx, telemetry) = crate::telemetry::tap(ui_rx, telemetry);
     let result = saki_tui::terminal::run(app, ui_rx, action_tx).await;
     crate::telemetry::finish(telemetry).await;
     // The servers' processes end with the session.
