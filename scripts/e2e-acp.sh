@@ -17,6 +17,10 @@ fi
 mock=$(dirname "$SAKI_BIN")/saki-mock-provider
 [[ -x "$mock" ]] || (cd "$root" && cargo build -q -p saki-testkit --bins)
 
+if ! command -v npm >/dev/null; then
+    echo "warning: npm is missing; skipping scripts/e2e-acp.sh" >&2
+    exit 0
+fi
 acpx_dir=${ACPX_DIR:-$HOME/.cache/saki-acpx}
 acpx=$acpx_dir/node_modules/.bin/acpx
 if [[ ! -x "$acpx" ]]; then
