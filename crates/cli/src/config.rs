@@ -87,13 +87,16 @@ pub enum FirstToolCall {
     Auto,
 }
 
-/// `tool_calling = "auto" | "native" | "prompted"`.
+/// `tool_calling = "auto" | "native" | "prompted" | "constrained"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolCallingSetting {
     Auto,
     Native,
     Prompted,
+    /// Prompted, with each reply held by the server to a call or an answer (a JSON schema
+    /// as `response_format`; llama.cpp and Ollama).
+    Constrained,
 }
 
 /// `tool_call_recovery = "auto" | "off"`.
@@ -535,6 +538,7 @@ impl Resolved {
         match self.tool_calling_setting {
             ToolCallingSetting::Native => ToolCalling::Native,
             ToolCallingSetting::Prompted => ToolCalling::Prompted,
+            ToolCallingSetting::Constrained => ToolCalling::Constrained,
             ToolCallingSetting::Auto => match self.server {
                 Some(server)
                     if server.template_tools == Some(false)

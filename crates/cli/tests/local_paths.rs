@@ -197,3 +197,38 @@ fn a_larger_model_is_not_held_to_the_prompts_words() {
         "x = 1\n"
     );
 }
+
+/// `tool_calling = "constrained"`: each request asks the server for a call of one offered
+/// tool or an answer; the call runs, and the answer object is shown as its text.
+#[test]
+fn constrained_replies_are_calls_or_answers() {
+    let e = env_with(&[("NOTE.txt", "The secret word is MANGO.\n")]);
+    e.write_config("[providers.openai-compatible]\ntool_calling = \"constrained\"\n");
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(
+        r#"{"name": "read_file", "arguments": {"path": "NOTE.txt"}}"#,
+    ));
+    server.push(Turn::text(r#"{"answer": "The word is MANGO."}"#));
+    let events = run(&e, &server, &[], "What is the word?");
+    assert_eq!(events[0]["tool_calling"], "constrained");
+    assert_eq!(results(&events)[0].0, "success");
+    let answer: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "assistant_message")
+        .map(|e| e["item"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(answer, ["The word is MANGO."]);
+    let requests = server.requests();
+    let format = &requests[0].body["response_format"];
+    assert_eq!(format["type"], "json_schema", "{format}");
+    let shapes = format["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+    let names: Vec<&str> = shapes
+        .iter()
+        .filter_map(|s| s["properties"]["name"]["const"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"read_file") && !names.contains(&"web_fetch"),
+        "{names:?}"
+    );
+    assert!(requests[0].body.get("tools").is_none());
+}

@@ -1,6 +1,7 @@
 //! saki-llm-client: speaks four provider wire protocols and turns every one of them
 //! into the same flat [`Event`] stream. See the crate README for the invariants.
 
+pub mod constrained;
 pub mod decode;
 pub mod error;
 pub mod event;

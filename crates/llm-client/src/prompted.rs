@@ -29,6 +29,9 @@ pub enum ToolCalling {
     Native,
     /// Tools described in the system prompt; calls written as JSON text.
     Prompted,
+    /// Prompted, and each reply constrained by a JSON schema to a call of one offered
+    /// tool or an answer (see [`crate::constrained`]).
+    Constrained,
 }
 
 impl ToolCalling {
@@ -36,6 +39,7 @@ impl ToolCalling {
         match self {
             ToolCalling::Native => "native",
             ToolCalling::Prompted => "prompted",
+            ToolCalling::Constrained => "constrained",
         }
     }
 }

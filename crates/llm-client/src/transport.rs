@@ -174,6 +174,7 @@ impl Client {
         let mut body = match self.config.tool_calling {
             crate::ToolCalling::Native => wire.encode(request),
             crate::ToolCalling::Prompted => wire.encode(&crate::prompted::rewrite(request)),
+            crate::ToolCalling::Constrained => wire.encode(&crate::constrained::rewrite(request)),
         };
         if matches!(wire, WireApi::Chat | WireApi::Responses) {
             if let Some(key) = self.prompt_cache_key() {
@@ -223,7 +224,12 @@ impl Client {
         // control) instead of queueing events without limit.
         let (tx, rx) = mpsc::channel(EVENT_QUEUE);
         let idle = self.config.timeouts.idle;
-        tokio::spawn(pump(opened, idle, cancel, tx));
+        // A constrained reply is JSON: its answer is let out as text when the block ends.
+        let unwrap = (self.config.tool_calling == crate::ToolCalling::Constrained
+            && !request.tools.is_empty()
+            && request.response_schema.is_none())
+        .then(crate::constrained::AnswerUnwrap::default);
+        tokio::spawn(pump(opened, idle, cancel, tx, unwrap));
         Ok(EventStream { rx })
     }
 
@@ -397,7 +403,13 @@ fn stray_error(stray: &str, url: &str) -> ClientError {
     }
 }
 
-async fn pump(opened: Opened, idle: Duration, cancel: CancellationToken, tx: mpsc::Sender<Event>) {
+async fn pump(
+    opened: Opened,
+    idle: Duration,
+    cancel: CancellationToken,
+    tx: mpsc::Sender<Event>,
+    mut unwrap: Option<crate::constrained::AnswerUnwrap>,
+) {
     let Opened {
         mut decoder,
         mut parser,
@@ -407,8 +419,17 @@ async fn pump(opened: Opened, idle: Duration, cancel: CancellationToken, tx: mps
     // Silence is measured from the last event, not the last byte: a server that sends
     // only keep-alive comments does not hold the turn forever.
     let mut progress = tokio::time::Instant::now();
+    let mut unwrapped = Vec::new();
     loop {
-        for event in out.drain(..) {
+        match unwrap.as_mut() {
+            Some(unwrap) => {
+                for event in out.drain(..) {
+                    unwrap.push(event, &mut unwrapped);
+                }
+            }
+            None => unwrapped.append(&mut out),
+        }
+        for event in unwrapped.drain(..) {
             if tx.send(event).await.is_err() {
                 return; // receiver gone: dropping `rest` closes the connection
             }
