@@ -1,12 +1,12 @@
 //! `saki compact [SESSION_ID | --last]`: compacts a saved session by hand, with the same
 //! provider and model flags as `exec` (default: the provider and model the session used).
 
-use crate::args::ProviderArgs;
+use crate::args::{ProviderArgs, RunArgs};
 use crate::exit::ExitCode;
 use crate::output::{compaction_json, compaction_line, emit};
-use crate::session;
 use crate::setup;
-use saki_llm_worker::{CompactionStatus, CompactionTrigger, ContextGuard, ContextView};
+use saki_engine::{Action, EngineEvent, WorkerEvent};
+use saki_llm_worker::CompactionStatus;
 use saki_tools::Workspace;
 use serde_json::json;
 use std::path::PathBuf;
@@ -45,15 +45,11 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| ".".into());
     let workspace = match Workspace::new(&dir) {
-        Ok(w) if w.root().is_dir() => Arc::new(w),
+        Ok(w) if w.root().is_dir() => w,
         _ => {
             let message = format!("not a directory: {}", dir.display());
             return fail(json_mode, "usage", &message, ExitCode::Usage);
         }
-    };
-    let store = match session::store() {
-        Ok(s) => s,
-        Err(e) => return fail(json_mode, "session", &e, ExitCode::Config),
     };
     let resume = match (&args.session, args.last) {
         (Some(id), _) => saki_engine::Resume::Id(id.clone()),
@@ -63,58 +59,70 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             return fail(json_mode, "usage", message, ExitCode::Usage);
         }
     };
-    let loaded = match session::load(&store, &resume, workspace.root()) {
-        Ok(Some(loaded)) => loaded,
-        Ok(None) => return fail(json_mode, "usage", "no session to compact", ExitCode::Usage),
-        Err(e) => return fail(json_mode, "session", &e, ExitCode::Usage),
+    // The session is opened as every front end opens one, and compacted by its engine.
+    let run = RunArgs {
+        cd: Some(dir),
+        approval: saki_tools::ApprovalMode::Default,
+        resume: None,
+        sandbox: None,
+        add_dir: Vec::new(),
+        last: false,
+        max_turns: 1,
     };
-    let stderr: session::FailureReporter = std::sync::Arc::new(|message: String| {
-        eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message));
-    });
-    let continued = session::continue_session(&store, loaded, String::new, Some(stderr));
-    let opened = match continued {
-        Ok(o) => o,
-        Err(e) => return fail(json_mode, "session", &e.to_string(), ExitCode::Usage),
-    };
-    for warning in &opened.warnings {
-        eprintln!("warning: {}", saki_tools::sanitize::sanitize(warning));
-    }
-    let meta = &opened.meta;
-    let session_choice = Some((meta.provider.as_str(), meta.model.as_str()));
-    let (mut resolved, hooks) =
-        match setup::resolve(workspace.root(), &args.provider, session_choice) {
-            Ok(r) => r,
-            Err(e) => return fail(json_mode, "config", &e.to_string(), ExitCode::Config),
-        };
-    let _local_server = match setup::prepare(&mut resolved, &|n| {
-        eprintln!("note: {}", saki_tools::sanitize::sanitize(n))
+    let opened = crate::open::open(crate::open::Open {
+        provider: &args.provider,
+        run: &run,
+        workspace,
+        resume,
+        approver: Some(Arc::new(saki_tools::DenyWithoutAsking)),
+        suggestions: &|_| false,
+        ask_trust: None,
+        note: &|n| eprintln!("note: {}", saki_tools::sanitize::sanitize(n)),
+        extra_mcp: Vec::new(),
+        session_id: None,
     })
-    .await
-    {
-        Ok(server) => server,
-        Err(message) => return fail(json_mode, "config", &message, ExitCode::Config),
+    .await;
+    let crate::open::Opened {
+        engine,
+        mut events,
+        mcp,
+        local: _local_server,
+        telemetry,
+        ..
+    } = match opened {
+        Ok(opened) => opened,
+        Err(e) => return fail(json_mode, e.kind, &e.message, e.code),
     };
-    let client = match setup::client(&resolved) {
-        Ok(c) => c,
-        Err(e) => {
-            let code = crate::exec::exit_code_for(&e);
-            return fail(json_mode, e.kind(), &e.to_string(), code);
-        }
-    };
-    let tools = match saki_tools::builtin_server(workspace.clone()) {
-        Ok(t) => t.definitions(),
-        Err(e) => return fail(json_mode, "internal", &e.to_string(), ExitCode::Internal),
-    };
-    let compactor = setup::compactor(&resolved, client, &hooks, workspace);
+    let session_id = engine.session_id().unwrap_or_default();
+    let (actions, action_rx) = tokio::sync::mpsc::unbounded_channel();
+    let engine_task = tokio::spawn(engine.run(action_rx));
     let cancel = setup::cancel_on_ctrl_c();
-    let view = ContextView {
-        history: &opened.history,
-        system_prompt: Some(opened.system_prompt.as_str()).filter(|s| !s.is_empty()),
-        tools: &tools,
-        last_report: None,
-        cancel: &cancel,
-    };
-    let Some(compaction) = compactor.check(view, CompactionTrigger::Manual).await else {
+    let _ = actions.send(Action::Compress);
+    let mut compaction = None;
+    let mut cancelled = false;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+                let _ = actions.send(Action::Cancel);
+                continue;
+            }
+        };
+        match event {
+            Some(EngineEvent::Worker(WorkerEvent::Compacted(c))) => compaction = Some(c),
+            Some(EngineEvent::Alert { level, message }) if level != saki_engine::Level::Info => {
+                eprintln!("warning: {}", saki_tools::sanitize::sanitize(&message));
+            }
+            Some(EngineEvent::TurnFinished { .. }) | None => break,
+            Some(_) => {}
+        }
+    }
+    let _ = actions.send(Action::Quit);
+    let _ = engine_task.await;
+    crate::telemetry::finish(telemetry).await;
+    mcp.shutdown().await;
+    let Some(compaction) = compaction else {
         return fail(
             json_mode,
             "internal",
@@ -122,12 +130,9 @@ pub async fn run(args: CompactArgs) -> ExitCode {
             ExitCode::Internal,
         );
     };
-    if let Err(e) = opened.recorder.record_compaction(&compaction).await {
-        return fail(json_mode, "session", &e.to_string(), ExitCode::Internal);
-    }
     if json_mode {
         let mut event = compaction_json(&compaction.report);
-        event["session_id"] = json!(meta.id);
+        event["session_id"] = json!(session_id);
         emit(&event);
     } else {
         eprintln!(

@@ -2,7 +2,7 @@
 //! recording them is the engine's (`Engine::ensure_session`, `saki_engine::continue_session`, `Recorder`).
 
 use crate::exit::ExitCode;
-pub use saki_engine::{ago, continue_session, FailureReporter, Resume};
+pub use saki_engine::{ago, Resume};
 use saki_pod::{LoadedSession, SessionStore};
 
 pub fn store() -> Result<SessionStore, String> {

@@ -247,18 +247,6 @@ pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
     settings
 }
 
-/// The compaction policy `saki compact` applies (sessions' engines build their own).
-pub fn compactor(
-    resolved: &Resolved,
-    client: Client,
-    hooks: &Hooks,
-    workspace: Arc<Workspace>,
-) -> saki_pod::Compactor {
-    saki_pod::Compactor::new(client, compaction_settings(resolved))
-        .with_hooks(hooks.clone())
-        .with_fs(saki_pod::FsView::new(workspace))
-}
-
 /// The engine's settings for `resolved`, with the request knobs the flags set.
 pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32) -> Settings {
     let mut worker = WorkerConfig::new(resolved.model.clone());
