@@ -154,7 +154,14 @@ fn reads_edits_and_answers_in_every_protocol() {
                 &core[..5],
                 &["shell_output", "shell_kill"],
                 &core[5..],
-                &["web_fetch", "update_plan", "agent", "ask_user", "exit_plan_mode", "remember"],
+                &[
+                    "web_fetch",
+                    "update_plan",
+                    "agent",
+                    "ask_user",
+                    "exit_plan_mode",
+                    "remember",
+                ],
             ]
             .concat(),
         };
