@@ -432,3 +432,123 @@ async fn a_client_that_shows_suggestions_gets_one_and_sending_it_accepts_its_spe
         .count();
     assert_eq!(main_requests, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_key_a_session_fails_naming_the_variable() {
+    let env = env_with(&[]);
+    let ws = env.ws.clone();
+    let mut cmd = tokio::process::Command::from(env.cmd());
+    cmd.args(["acp", "--provider", "openai"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    Client
+        .v1()
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert!(init.auth_methods.is_empty());
+            let refused = cx
+                .send_request(NewSessionRequest::new(ws))
+                .block_task()
+                .await
+                .unwrap_err();
+            let refused = serde_json::to_value(&refused).unwrap();
+            assert_eq!(refused["code"], -32000, "{refused}");
+            assert!(
+                refused["data"].as_str().unwrap().contains("OPENAI_API_KEY"),
+                "{refused}"
+            );
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedded_buffer_joins_the_prompt_and_one_outside_the_workspace_does_not() {
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, EmbeddedResourceResource, TextResourceContents,
+    };
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("Seen."));
+    let env = env_with(&[("a.py", "on disk\n")]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let inside = format!("file://{}", env.ws.join("a.py").display());
+    let outside = "file:///etc/hostname".to_owned();
+    with_agent(&env, &url, "reject", async move |cx, _| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        let session = cx
+            .send_request(NewSessionRequest::new(ws))
+            .block_task()
+            .await
+            .unwrap();
+        let embedded = |text: &str, uri: &str| {
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    text, uri,
+                )),
+            ))
+        };
+        let prompt = vec![
+            ContentBlock::Text(TextContent::new("review this")),
+            embedded("unsaved text", &inside),
+            embedded("not yours", &outside),
+        ];
+        cx.send_request(PromptRequest::new(session.session_id, prompt))
+            .block_task()
+            .await
+            .unwrap();
+    })
+    .await;
+    let body = server.requests()[0].body.to_string();
+    assert!(
+        body.contains("[File: a.py]") && body.contains("unsaved text"),
+        "{body}"
+    );
+    assert!(!body.contains("not yours"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_ends_the_prompt_cancelled() {
+    use agent_client_protocol::v1::schema::CancelNotification;
+    let server = MockServer::start().unwrap();
+    let gate = saki_testkit::Gate::new();
+    server.push(Turn::text("never seen").hold(&gate));
+    let env = env_with(&[]);
+    let ws = env.ws.clone();
+    let url = server.openai_url();
+    let waiting = Arc::new(server);
+    let requests = waiting.clone();
+    with_agent(&env, &url, "reject", async move |cx, _| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .unwrap();
+        let session = cx
+            .send_request(NewSessionRequest::new(ws))
+            .block_task()
+            .await
+            .unwrap();
+        let id = session.session_id;
+        let answered = cx.send_request(PromptRequest::new(id.clone(), text("hi")));
+        requests.wait_for_requests(1).await;
+        cx.send_notification(CancelNotification::new(id)).unwrap();
+        let done = answered.block_task().await.unwrap();
+        assert_eq!(done.stop_reason, StopReason::Cancelled);
+    })
+    .await;
+    gate.open();
+}
