@@ -30,9 +30,16 @@ fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
         .with_usage(170, 15),
     );
     server.push(Turn::text("Added notes.txt.").with_usage(190, 5));
-    server.push(Turn::text("delete a.txt").with_usage(200, 4));
-    server.push(call("s2", "shell", json!({"command": "rm a.txt"})).with_usage(210, 8));
-    server.push(Turn::text("I would need your approval to delete it.").with_usage(220, 9));
+    server.push(Turn::text("download a.txt again").with_usage(200, 4));
+    server.push(
+        call(
+            "s2",
+            "shell",
+            json!({"command": "curl -s https://example.com/a.txt -o a.txt"}),
+        )
+        .with_usage(210, 8),
+    );
+    server.push(Turn::text("I would need your approval to download it.").with_usage(220, 9));
     let out = e
         .saki()
         .args([
@@ -113,12 +120,12 @@ fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
     let accepted = find("speculation.accepted");
     assert_eq!(accepted["files_applied"], json!(["notes.txt"]));
     assert!(accepted["time_saved_ms"].is_u64());
-    // In auto-edit the command runs in an overlay and its deletion is where accept
-    // stops; where the kernel refuses the overlay it never runs at all.
+    // A command that needs the network cannot be contained: it stops the speculation
+    // before it runs.
     let boundary = find("speculation.boundary");
     let reason = boundary["reason"].as_str().unwrap();
     assert!(
-        ["limit", "overlay_unavailable"].contains(&reason),
+        ["network", "overlay_unavailable"].contains(&reason),
         "{boundary}"
     );
     assert!(
@@ -142,7 +149,7 @@ fn follow_ups_accept_a_completed_speculation_then_run_a_boundary_normally() {
     assert_eq!(requests[7].body["model"], "main");
     // The normal turn carries the accepted speculation in its history.
     let last = requests[7].body["messages"].to_string();
-    assert!(last.contains("Added notes.txt.") && last.contains("delete a.txt"));
+    assert!(last.contains("Added notes.txt.") && last.contains("download a.txt again"));
     // And the session log has it too.
     let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
     assert!(log.contains("Added notes.txt.") && log.contains("\"add a note\""));
