@@ -120,6 +120,17 @@ pub struct Accepted {
     pub time_saved: Duration,
     /// Shell commands it ran (their files are among `applied`).
     pub commands_run: usize,
+    /// The applied overlay being deleted, off the accept's path.
+    removal: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Accepted {
+    /// Waits until the applied overlay is deleted (tests; nothing else needs to).
+    pub fn wait_for_cleanup(&mut self) {
+        if let Some(removal) = self.removal.take() {
+            let _ = removal.join();
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,14 +186,21 @@ pub fn accept(mut speculation: Speculation, submitted: &str) -> Result<Accepted,
             speculation,
         })));
     }
-    if let Err(e) = overlay.abort() {
-        tracing::warn!(error = %e, "could not delete an applied overlay");
-    }
+    // The applied overlay is deleted off the accept's path: removing its files waits on
+    // the file system's journal, which a busy disk makes slower than the apply itself
+    // (about 50 of 80 ms with builds running). A kill before it is done leaves a stale
+    // overlay, which the next start removes (`cleanup_stale`).
+    let removal = std::thread::spawn(move || {
+        if let Err(e) = overlay.abort() {
+            tracing::warn!(error = %e, "could not delete an applied overlay");
+        }
+    });
     Ok(Accepted {
         items: std::mem::take(&mut speculation.items),
         applied,
         time_saved: speculation.elapsed,
         commands_run: speculation.commands_run,
+        removal: Some(removal),
     })
 }
 

@@ -162,7 +162,7 @@ async fn a_completed_speculation_changes_nothing_until_accepted_then_exactly_the
     let sent = requests[3].body["messages"].to_string();
     assert!(sent.contains("src/new.rs") && sent.contains("pub fn b() {}"));
 
-    let accepted = accept(spec, "change a to return 1").unwrap();
+    let mut accepted = accept(spec, "change a to return 1").unwrap();
     assert_eq!(accepted.applied.applied().len(), 2);
     let after = f.tree();
     assert_eq!(after["src/lib.rs"], b"pub fn a() -> u8 { 1 }\n");
@@ -174,6 +174,7 @@ async fn a_completed_speculation_changes_nothing_until_accepted_then_exactly_the
         matches!(accepted.items.last(), Some(Item::AssistantText { text }) if text.starts_with("Changed"))
     );
     ensure_tool_result_pairing(&accepted.items).unwrap();
+    accepted.wait_for_cleanup();
     assert_eq!(f.overlays_left(), 0);
 }
 
