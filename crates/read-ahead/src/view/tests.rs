@@ -260,3 +260,83 @@ async fn other_roots_use_the_real_tools() {
         "{out}"
     );
 }
+
+/// What a command deleted (an overlayfs whiteout in the upper layer, here made by hand
+/// as the user-namespace kind: an empty file marked `user.overlay.whiteout`) is gone for
+/// every file tool, and accept removes it, with a changed mode applied alongside.
+#[tokio::test]
+async fn a_deletion_by_a_command_is_gone_for_the_tools_and_applied_on_accept() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let whiteout = f.overlay.dir().join("src/lib.rs");
+    fs::create_dir_all(whiteout.parent().unwrap()).unwrap();
+    fs::write(&whiteout, "").unwrap();
+    if xattr::set(&whiteout, "user.overlay.whiteout", b"y").is_err() {
+        eprintln!("this file system takes no user xattrs: nothing to check");
+        return;
+    }
+    // A mode change, as a command's `chmod` leaves it: a copy with other bits.
+    let copy = f.overlay.dir().join("README.md");
+    fs::copy(f.root.join("README.md"), &copy).unwrap();
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+    let added = f.overlay.absorb_commands().unwrap();
+    assert_eq!(
+        added,
+        [PathBuf::from("README.md"), PathBuf::from("src/lib.rs")]
+    );
+
+    let read = tool(&f.overlay, "read_file");
+    let err = run(&read, json!({"path": "src/lib.rs"})).await.unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    let ls = tool(&f.overlay, "ls");
+    assert_eq!(run(&ls, json!({"path": "src"})).await.unwrap(), "app.rs");
+    let grep = tool(&f.overlay, "grep");
+    let out = run(&grep, json!({"pattern": "fn"})).await.unwrap();
+    assert!(!out.contains("lib.rs"), "{out}");
+    let glob = tool(&f.overlay, "glob");
+    assert_eq!(
+        run(&glob, json!({"pattern": "**/*.rs"})).await.unwrap(),
+        "src/app.rs"
+    );
+    // Written again by a tool, it is the speculation's new file.
+    let write = tool(&f.overlay, "write_file");
+    let input = json!({"path": "src/lib.rs", "content": "pub fn again() {}\n"});
+    assert!(run(&write, input).await.unwrap().starts_with("created"));
+    assert!(run(&read, json!({"path": "src/lib.rs"}))
+        .await
+        .unwrap()
+        .contains("again"));
+    assert!(xattr::get(&whiteout, "user.overlay.whiteout")
+        .unwrap()
+        .is_none());
+
+    let report = f.overlay.apply_with_journal(None);
+    assert!(report.is_complete(), "{}", report.describe());
+    assert_eq!(
+        fs::read_to_string(f.root.join("src/lib.rs")).unwrap(),
+        "pub fn again() {}\n"
+    );
+    let mode = fs::metadata(f.root.join("README.md"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
+
+#[tokio::test]
+async fn a_file_a_command_deleted_is_removed_on_accept() {
+    let f = fixture();
+    let whiteout = f.overlay.dir().join("src/lib.rs");
+    fs::create_dir_all(whiteout.parent().unwrap()).unwrap();
+    fs::write(&whiteout, "").unwrap();
+    if xattr::set(&whiteout, "user.overlay.whiteout", b"y").is_err() {
+        return;
+    }
+    f.overlay.absorb_commands().unwrap();
+    assert_eq!(f.overlay.deleted_files(), [PathBuf::from("src/lib.rs")]);
+    assert!(f.root.join("src/lib.rs").is_file(), "nothing before accept");
+    let report = f.overlay.apply_with_journal(None);
+    assert_eq!(report.applied(), [Path::new("src/lib.rs")]);
+    assert!(!f.root.join("src/lib.rs").exists());
+    assert!(f.root.join("src/app.rs").is_file());
+}
