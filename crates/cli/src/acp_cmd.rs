@@ -145,6 +145,10 @@ impl SessionFactory for Factory {
         for alert in alerts {
             let _ = events_tx.send(alert.into());
         }
+        // The editor's first prompt should see every tool, as exec's does: the servers
+        // get their startup time (each bounded by its `startup_timeout_sec`) before the
+        // session is handed out.
+        mcp.ready().await;
         mcp.forward_alerts(&events_tx);
         let mut models = vec![resolved.model.clone()];
         if resolved.fast_model != resolved.model {
