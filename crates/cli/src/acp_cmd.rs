@@ -56,7 +56,10 @@ pub fn run(args: AcpArgs) -> ExitCode {
         for message in setup::recover() {
             tracing::warn!("{message}");
         }
-        let factory = Arc::new(Factory { args });
+        let factory = Arc::new(Factory {
+            args,
+            local: tokio::sync::Mutex::new(None),
+        });
         match saki_acp::serve_stdio(factory).await {
             Ok(()) => ExitCode::Success,
             Err(e) => {
@@ -69,6 +72,38 @@ pub fn run(args: AcpArgs) -> ExitCode {
 
 struct Factory {
     args: AcpArgs,
+    /// `--local`'s model server, started with the first session and shared by every
+    /// session after it (an editor opens several; one server, one model in memory).
+    local: tokio::sync::Mutex<Option<crate::local::LocalServer>>,
+}
+
+impl Factory {
+    /// The provider flags a session starts with: `--local` becomes the shared server's
+    /// address (the server started first if it is not yet).
+    async fn provider_args(&self) -> Result<ProviderArgs, StartError> {
+        let Some(model) = self.args.provider.local.clone() else {
+            return Ok(self.args.provider.clone());
+        };
+        let mut local = self.local.lock().await;
+        if local.is_none() {
+            let note = |n: &str| tracing::info!("{n}");
+            let server = crate::local::start(&model, crate::local::DEFAULT_CONTEXT, &note)
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            tracing::info!(
+                "serving {} with {} at {}",
+                model.display(),
+                server.how,
+                server.base_url
+            );
+            *local = Some(server);
+        }
+        let mut args = self.args.provider.clone();
+        args.local = None;
+        args.base_url = local.as_ref().map(|s| s.base_url.clone());
+        args.provider.get_or_insert_with(|| "llamacpp".to_owned());
+        Ok(args)
+    }
 }
 
 struct Closer {
@@ -114,8 +149,9 @@ impl SessionFactory for Factory {
             (Resume::New, Some(request.session_id.clone()))
         };
         let no_suggestions = self.args.no_suggestions;
+        let provider = self.provider_args().await?;
         let opened = crate::open::open(crate::open::Open {
-            provider: &self.args.provider,
+            provider: &provider,
             run: &run,
             workspace,
             resume,
