@@ -259,6 +259,48 @@ async fn a_speculated_chmod_and_deletion_land_with_the_rest() {
 }
 
 #[tokio::test]
+async fn the_file_tools_see_what_a_command_deleted_as_gone() {
+    let f = fixture();
+    let server = MockServer::start().unwrap();
+    server.push(shell("rm src/lib.py && echo new > src/new.py"));
+    let call = |id: &str, name: &str, args: serde_json::Value| {
+        Turn::new().with_tool_call(id, name, args.to_string())
+    };
+    server.push(call("c2", "read_file", json!({"path": "src/lib.py"})));
+    server.push(call("c3", "ls", json!({"path": "src"})));
+    server.push(call("c4", "grep", json!({"pattern": "add|new"})));
+    server.push(Turn::text("lib.py is gone."));
+    let spec = f
+        .speculator(&server)
+        .run(&f.params(), "drop lib.py", CancellationToken::new())
+        .await;
+    if !f.overlay {
+        return;
+    }
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.reason
+    );
+    let results: Vec<String> = spec
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(results[1].contains("does not exist"), "{results:?}");
+    assert_eq!(results[2], "new.py", "{results:?}");
+    assert!(
+        results[3].contains("src/new.py:1:new") && !results[3].contains("lib.py"),
+        "{results:?}"
+    );
+    assert!(f.ws.join("src/lib.py").is_file(), "nothing before accept");
+}
+
+#[tokio::test]
 async fn a_deleted_file_the_person_changed_since_is_a_conflict() {
     let f = fixture();
     let spec = speculate(&f, "rm src/lib.py && echo gone > note.txt", "clean").await;
