@@ -125,6 +125,52 @@ const REMOVAL_STEMS: &[&str] = &[
     "prun", "mov", "renam",
 ];
 
+/// Stems of the parts of a file a removal may name instead of the file itself.
+const PART_STEMS: &[&str] = &[
+    "line",
+    "row",
+    "column",
+    "entr",
+    "key",
+    "field",
+    "valu",
+    "word",
+    "comment",
+    "section",
+    "paragraph",
+    "heading",
+    "function",
+    "method",
+    "class",
+    "import",
+    "statement",
+    "block",
+    "setting",
+    "option",
+    "dependenc",
+    "element",
+    "variabl",
+    "paramet",
+    "argument",
+    "test case",
+    "rule",
+    "header",
+    "occurrence",
+];
+
+/// `sentence` without the words that name files (`items.json`, `src/line.rs`): a part
+/// word in a file's name does not make the file a part.
+fn without_paths(sentence: &str) -> String {
+    sentence
+        .split_whitespace()
+        .filter(|w| {
+            let w = w.trim_end_matches(['.', ',', ';', ':', '!', '?']);
+            !(w.contains('/') || w.trim_start_matches('.').contains('.'))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Words that open a question about how things are (`can`, `could`, `would`, `will` and
 /// `please` open requests instead: "Can you fix it?").
 const QUESTION_OPENERS: &[&str] = &[
@@ -143,7 +189,9 @@ pub fn read_intent(prompt: &str) -> Intent {
             continue;
         }
         intent.change |= mentions(&sentence, CHANGE_STEMS);
-        intent.removal |= mentions(&sentence, REMOVAL_STEMS);
+        // "Remove the DEBUG line" asks for a line to go, not the file.
+        intent.removal |=
+            mentions(&sentence, REMOVAL_STEMS) && !mentions(&without_paths(&sentence), PART_STEMS);
     }
     intent
 }

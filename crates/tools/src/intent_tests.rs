@@ -59,10 +59,21 @@ fn short_stems_match_words_not_file_names() {
 fn a_deletion_needs_words_that_ask_for_something_to_go() {
     assert!(intent("Delete the file tmp.log.").removal);
     assert!(intent("old_helpers.py is not used anymore, remove it.").removal);
-    assert!(intent("Rename the function greet to welcome.").removal);
+    assert!(intent("Rename utils.py to helpers.py.").removal);
+    assert!(!intent("Rename the function greet to welcome.").removal);
     assert!(intent("Get rid of the build directory").removal);
     assert!(!intent("Change the port in config.json to 9090.").removal);
     assert!(!intent("Set replicas to 5 in deploy.yaml").removal);
+    // A part of a file to go is not the file.
+    assert!(!intent("Remove the DEBUG line from settings.py.").removal);
+    assert!(!intent("Delete the unused import in app.py").removal);
+    assert!(!intent("Remove the function helper from utils.py").removal);
+    assert!(intent("Remove the DEBUG line from settings.py.").change);
+    assert!(
+        intent("Delete settings.yaml and rows.csv").removal,
+        "names, not parts"
+    );
+    assert!(intent("Remove the file called line_numbers.txt").removal);
     // A removal asked in a question is still a question.
     assert!(!intent("Should I delete tmp.log?").removal);
 }
