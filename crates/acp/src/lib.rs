@@ -6,8 +6,10 @@
 //! crate only translates. See README.md.
 
 mod agent;
+mod commands;
 mod content;
 mod editor_fs;
+mod flags;
 mod question;
 mod session;
 mod updates;

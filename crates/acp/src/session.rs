@@ -3,12 +3,12 @@
 //! about approvals, and answers the prompt when its turn (or command) is over.
 
 use crate::content::prompt_of;
+pub(crate) use crate::flags::ClientFlags;
 use crate::updates;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ClientCapabilities,
     ContentBlock, CurrentModeUpdate, PermissionOption, PermissionOptionKind, PromptResponse,
     RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    StopReason, ToolCallUpdate, UnstructuredCommandInput, UsageUpdate,
+    StopReason, ToolCallUpdate, UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, UntypedMessage};
@@ -19,76 +19,7 @@ use saki_engine::{
 };
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-
-/// What the client said it can do.
-#[derive(Debug, Default)]
-pub struct ClientFlags {
-    /// It shows prompt suggestions (`session.promptSuggestions`).
-    suggestions: AtomicBool,
-    /// It fills in forms (`elicitation.form`): `ask_user` can reach the person.
-    elicitation: AtomicBool,
-    /// It reads and writes its buffers for the agent (`fs.readTextFile`,
-    /// `fs.writeTextFile`).
-    fs_read: AtomicBool,
-    fs_write: AtomicBool,
-}
-
-impl ClientFlags {
-    /// Reads what the SDK's schema keeps of the capabilities (a `_meta` flag).
-    pub(crate) fn observe_capabilities(&self, caps: &ClientCapabilities) {
-        let flagged = |meta: Option<&serde_json::Map<String, serde_json::Value>>| {
-            meta.and_then(|m| m.get("promptSuggestions"))
-                .is_some_and(|v| !v.is_null() && v != &serde_json::Value::Bool(false))
-        };
-        self.fs_read
-            .store(caps.fs.read_text_file, Ordering::Relaxed);
-        self.fs_write
-            .store(caps.fs.write_text_file, Ordering::Relaxed);
-        if caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()) {
-            self.elicitation.store(true, Ordering::Relaxed);
-        }
-        let session_meta = caps.session.as_ref().and_then(|s| s.meta.as_ref());
-        if flagged(caps.meta.as_ref()) || flagged(session_meta) {
-            self.suggestions.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Reads an incoming line: an `initialize` whose capabilities name
-    /// `session.promptSuggestions` (a field newer than the SDK's schema).
-    pub(crate) fn observe_line(&self, line: &str) {
-        if !line.contains("\"initialize\"") {
-            return;
-        }
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            return;
-        };
-        if message.get("method").and_then(|m| m.as_str()) != Some("initialize") {
-            return;
-        }
-        let caps = &message["params"]["clientCapabilities"]["session"]["promptSuggestions"];
-        if !caps.is_null() && caps != &serde_json::Value::Bool(false) {
-            self.suggestions.store(true, Ordering::Relaxed);
-        }
-    }
-
-    pub fn suggestions(&self) -> bool {
-        self.suggestions.load(Ordering::Relaxed)
-    }
-
-    pub fn elicitation(&self) -> bool {
-        self.elicitation.load(Ordering::Relaxed)
-    }
-
-    /// Whether the client reads (`.0`) and writes (`.1`) text files for the agent.
-    pub fn fs(&self) -> (bool, bool) {
-        (
-            self.fs_read.load(Ordering::Relaxed),
-            self.fs_write.load(Ordering::Relaxed),
-        )
-    }
-}
 
 /// Work for a session's task.
 pub(crate) enum Job {
@@ -165,7 +96,7 @@ impl SessionTask {
         mut jobs: UnboundedReceiver<Job>,
         actions: UnboundedSender<Action>,
     ) {
-        self.send(&cx, available_commands(&self.commands));
+        self.send(&cx, crate::commands::available_commands(&self.commands));
         let mut current: Option<Current> = None;
         let mut queue: VecDeque<Job> = VecDeque::new();
         loop {
@@ -553,41 +484,6 @@ fn stop_reason(end: TurnEnd) -> Result<StopReason, String> {
     }
 }
 
-/// The slash commands an editor offers: the built-in ones that make sense there, and
-/// the person's own.
-fn available_commands(custom: &[(String, String)]) -> SessionUpdate {
-    let mut commands: Vec<AvailableCommand> = slash::HELP
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix('/')?;
-            let (usage, description) = rest.split_once("  ")?;
-            let mut words = usage.split_whitespace();
-            let name = words.next()?;
-            // The editor owns these: it quits, resumes and picks.
-            if matches!(name, "quit" | "resume" | "rewind") {
-                return None;
-            }
-            let hint: Vec<&str> = words.collect();
-            let command = AvailableCommand::new(name, description.trim());
-            Some(if hint.is_empty() {
-                command
-            } else {
-                command.input(AvailableCommandInput::Unstructured(
-                    UnstructuredCommandInput::new(hint.join(" ")),
-                ))
-            })
-        })
-        .collect();
-    // `/model NAME` and `/model --fast NAME` share a name: the first one stays.
-    commands.dedup_by(|a, b| a.name == b.name);
-    commands.extend(custom.iter().map(|(name, description)| {
-        AvailableCommand::new(name.clone(), description.clone()).input(
-            AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
-        )
-    }));
-    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
-}
-
 fn log(level: Level, message: &str) {
     match level {
         Level::Error => tracing::error!("{message}"),
@@ -600,37 +496,6 @@ fn log(level: Level, message: &str) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    #[test]
-    fn the_command_list_names_what_an_editor_can_run() {
-        let update = serde_json::to_value(available_commands(&[(
-            "review".into(),
-            "review the diff".into(),
-        )]))
-        .unwrap();
-        let names: Vec<&str> = update["availableCommands"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap())
-            .collect();
-        assert!(
-            names.contains(&"compress") && names.contains(&"undo") && names.contains(&"review")
-        );
-        assert!(!names.contains(&"quit"));
-        assert_eq!(names.iter().filter(|n| **n == "model").count(), 1);
-    }
-
-    #[test]
-    fn suggestions_are_offered_only_to_a_client_that_shows_them() {
-        let flags = ClientFlags::default();
-        flags.observe_line(
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientCapabilities":{}}}"#,
-        );
-        assert!(!flags.suggestions());
-        flags.observe_line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientCapabilities":{"session":{"promptSuggestions":{}}}}}"#);
-        assert!(flags.suggestions());
-    }
 
     #[test]
     fn a_failed_turn_is_an_error_and_a_cancelled_one_a_stop_reason() {
