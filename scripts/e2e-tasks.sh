@@ -14,6 +14,11 @@
 # Prints PASS/FAIL per tuning task, totals per half and times; exits 1 when a half passes
 # under 80%.
 #
+# Measured (own template, bare --base-url, 2 busy cores): before the lean set for any
+# server saki asked about and the change guard, tuning 5/18 and held-out 6/18; after,
+# 7/18 and 7/18 (the earlier run's times, 1578 s and 1649 s against 514 s and 469 s,
+# mostly measure other builds sharing the machine).
+#
 # saki's default `tool_calling = "auto"` offers this 0.5B model its tools in the prompt, so
 # neither template's tool format is used and both kinds see the same prompt. To measure
 # the templates' own tool formats, run with a config that sets it to native:
