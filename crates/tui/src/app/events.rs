@@ -45,13 +45,17 @@ impl App {
         }
         match command {
             Command::Help => {
+                // The UI's own commands (`/export`, `/shells`) beside the engine's list.
+                let own: Vec<String> = crate::extras::COMMANDS
+                    .iter()
+                    .map(|(name, description)| format!("{:<21} {description}", format!("/{name}")))
+                    .collect();
+                let mut help = format!("{}\n{}", commands::HELP, own.join("\n"));
                 let custom = self.custom_help();
-                if custom.is_empty() {
-                    self.transcript.info(commands::HELP);
-                } else {
-                    self.transcript
-                        .info(format!("{}\n{custom}", commands::HELP));
+                if !custom.is_empty() {
+                    help = format!("{help}\n{custom}");
                 }
+                self.transcript.info(help);
             }
             Command::Quit => self.act(Action::Quit),
             Command::Compress => self.act(Action::Compress),
