@@ -3,7 +3,7 @@
 
 use crate::exit::ExitCode;
 pub use saki_engine::{ago, Resume};
-use saki_pod::{LoadedSession, SessionStore};
+use saki_pod::SessionStore;
 
 pub fn store() -> Result<SessionStore, String> {
     let env = |k: &str| std::env::var(k).ok();
@@ -42,21 +42,8 @@ pub fn build_system_prompt(workspace: &std::path::Path) -> String {
     prompt
 }
 
-/// The session `resume` names, loaded (`None` for a new one); `Err` says why it cannot be.
-pub fn load(
-    store: &SessionStore,
-    resume: &Resume,
-    workspace: &std::path::Path,
-) -> Result<Option<LoadedSession>, String> {
-    match resume {
-        Resume::New => Ok(None),
-        Resume::Id(id) => store.load(id).map(Some).map_err(|e| e.to_string()),
-        Resume::Last => store
-            .latest_for(&workspace.display().to_string())
-            .map(Some)
-            .map_err(|e| e.to_string()),
-    }
-}
+/// The session `resume` names, loaded (`None` for a new one): the engine's.
+pub use saki_engine::load_session as load;
 
 /// `saki sessions`: newest first; `--json` prints one metadata object per line.
 pub fn list(json: bool) -> ExitCode {

@@ -104,26 +104,8 @@ pub fn resolve(
     Ok((resolved, hooks))
 }
 
-/// Before anything is written: tells the tools where saki keeps its repair records (the
-/// data directory), and repairs what an earlier saki killed mid-write left — an accept
-/// it was applying is rolled back (the person is told which files), its temporary files
-/// are removed (first: an accept stages every file before renaming any, and its
-/// temporary files would keep the directories it created from being removed). Returns
-/// what the person should be told.
-pub fn recover() -> Vec<String> {
-    let env = |k: &str| std::env::var(k).ok();
-    let Some(data) = saki_tools::state::default_data_dir(&env) else {
-        return Vec::new();
-    };
-    saki_tools::state::set_data_dir(data.clone());
-    saki_tools::atomic::clean_stale(&data.join(saki_tools::atomic::INFLIGHT_DIR));
-    let rolled_back = saki_read_ahead::recover_applies(&data.join(saki_read_ahead::JOURNAL_DIR));
-    rolled_back
-        .iter()
-        .filter(|r| r.changed_anything())
-        .map(ToString::to_string)
-        .collect()
-}
+/// Repairs what a killed saki left before anything is written: the engine's.
+pub use saki_engine::recover_killed_writes as recover;
 
 /// What a session needs before its first request: the local server when `--local` asks
 /// for one (kept alive by the returned guard), and the server's real context window when

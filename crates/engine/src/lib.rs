@@ -20,6 +20,7 @@ mod recorder;
 mod session;
 mod sessions;
 pub mod slash;
+mod start;
 mod subagent;
 mod turn;
 mod undo;
@@ -83,6 +84,7 @@ pub fn new_session_id() -> String {
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
 pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
+pub use start::{load_session, recover_killed_writes};
 pub use turn::{outcome_note, turn_note};
 
 use bridge::{RecorderSlot, UiSender};
