@@ -93,7 +93,10 @@ fn a_custom_command_is_sent_as_a_prompt_and_help_lists_it() {
     press(&mut app, KeyCode::Enter);
     let shown = screen(&mut app);
     assert!(shown.contains("your commands:"), "{shown}");
-    assert!(shown.contains("/export") && shown.contains("/shells"), "{shown}");
+    assert!(
+        shown.contains("/export") && shown.contains("/shells"),
+        "{shown}"
+    );
     assert!(
         shown.contains("/ship-it") && shown.contains("Tag and push a release"),
         "{shown}"
