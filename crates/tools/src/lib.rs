@@ -137,7 +137,56 @@ pub fn tool_server(workspace: Arc<Workspace>, lean: bool) -> Result<ToolServer, 
         if lean && EXTRA_TOOLS.contains(&tool.name()) {
             continue;
         }
+        let tool: Arc<dyn Tool> = if lean && tool.name() == "shell" {
+            Arc::new(ForegroundShell(tool))
+        } else {
+            tool
+        };
         server.register(tool)?;
     }
     Ok(server)
+}
+
+/// `shell` in a lean set: without `background`, since that set offers no `shell_output`
+/// or `shell_kill` to read or stop such a command; a call that asks for it anyway runs in
+/// the foreground.
+struct ForegroundShell(Arc<dyn Tool>);
+
+#[async_trait::async_trait]
+impl Tool for ForegroundShell {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn description(&self) -> &str {
+        self.0.description()
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        let mut schema = self.0.input_schema();
+        if let Some(properties) = schema["properties"].as_object_mut() {
+            properties.remove("background");
+        }
+        schema
+    }
+    fn rank(&self) -> u32 {
+        self.0.rank()
+    }
+    fn read_only(&self) -> bool {
+        self.0.read_only()
+    }
+    async fn execute(
+        &self,
+        input: &str,
+        ctx: saki_llm_worker::ToolExecutionContext,
+    ) -> Result<saki_llm_worker::ToolOutput, saki_llm_worker::ToolError> {
+        let mut args: serde_json::Value = serde_json::from_str(input).unwrap_or_default();
+        let asked = args
+            .as_object_mut()
+            .and_then(|fields| fields.remove("background"))
+            .is_some();
+        if asked {
+            self.0.execute(&args.to_string(), ctx).await
+        } else {
+            self.0.execute(input, ctx).await
+        }
+    }
 }

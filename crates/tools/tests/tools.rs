@@ -712,3 +712,37 @@ fn an_invented_tool_is_pointed_to_the_builtin_that_does_what_its_name_says() {
         "{run}"
     );
 }
+
+/// A lean set offers no `shell_output` or `shell_kill`: its `shell` cannot start what
+/// nothing could read or stop, so `background` is not offered and a call asking for it
+/// runs in the foreground.
+#[tokio::test]
+async fn a_lean_shell_has_no_background_and_runs_such_a_call_in_the_foreground() {
+    let dir = tempfile::tempdir().unwrap();
+    let server =
+        saki_tools::tool_server(Arc::new(Workspace::new(dir.path()).unwrap()), true).unwrap();
+    assert!(server.get("shell_output").is_none() && server.get("shell_kill").is_none());
+    let shell = server.get("shell").unwrap();
+    assert!(shell.input_schema()["properties"]
+        .get("background")
+        .is_none());
+    let ctx = ToolExecutionContext {
+        call_id: "c".into(),
+        batch_id: "b".into(),
+        call_index: 0,
+    };
+    let args = serde_json::json!({"command": "echo ran here", "background": true});
+    let out = server
+        .call_tool("shell", &args.to_string(), ctx)
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("ran here") && !out.contains("background"),
+        "{out}"
+    );
+    let full = builtin_server(Arc::new(Workspace::new(dir.path()).unwrap())).unwrap();
+    assert!(full.get("shell").unwrap().input_schema()["properties"]
+        .get("background")
+        .is_some());
+}
