@@ -109,6 +109,21 @@ where
     seen
 }
 
+/// Initializes the connection (no client capabilities) and opens a session in `ws`.
+async fn open_session(
+    cx: &ConnectionTo<Agent>,
+    ws: std::path::PathBuf,
+) -> agent_client_protocol::v1::schema::NewSessionResponse {
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await
+        .unwrap();
+    cx.send_request(NewSessionRequest::new(ws))
+        .block_task()
+        .await
+        .unwrap()
+}
+
 fn text(t: &str) -> Vec<ContentBlock> {
     vec![ContentBlock::Text(TextContent::new(t))]
 }
@@ -234,15 +249,7 @@ async fn a_rejected_edit_is_not_made_and_a_loaded_session_tells_its_history() {
     let id = Arc::new(Mutex::new(String::new()));
     let kept = id.clone();
     let seen = with_agent(&env, &url, "reject", async move |cx, _| {
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-            .block_task()
-            .await
-            .unwrap();
-        let session = cx
-            .send_request(NewSessionRequest::new(ws))
-            .block_task()
-            .await
-            .unwrap();
+        let session = open_session(&cx, ws).await;
         *kept.lock().unwrap() = session.session_id.0.to_string();
         cx.send_request(PromptRequest::new(
             session.session_id,
@@ -486,15 +493,7 @@ async fn an_embedded_buffer_joins_the_prompt_and_one_outside_the_workspace_does_
     let inside = format!("file://{}", env.ws.join("a.py").display());
     let outside = "file:///etc/hostname".to_owned();
     with_agent(&env, &url, "reject", async move |cx, _| {
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-            .block_task()
-            .await
-            .unwrap();
-        let session = cx
-            .send_request(NewSessionRequest::new(ws))
-            .block_task()
-            .await
-            .unwrap();
+        let session = open_session(&cx, ws).await;
         let embedded = |text: &str, uri: &str| {
             ContentBlock::Resource(EmbeddedResource::new(
                 EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
@@ -533,15 +532,7 @@ async fn a_cancel_ends_the_prompt_cancelled() {
     let waiting = Arc::new(server);
     let requests = waiting.clone();
     with_agent(&env, &url, "reject", async move |cx, _| {
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-            .block_task()
-            .await
-            .unwrap();
-        let session = cx
-            .send_request(NewSessionRequest::new(ws))
-            .block_task()
-            .await
-            .unwrap();
+        let session = open_session(&cx, ws).await;
         let id = session.session_id;
         let answered = cx.send_request(PromptRequest::new(id.clone(), text("hi")));
         requests.wait_for_requests(1).await;
