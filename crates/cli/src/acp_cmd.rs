@@ -74,7 +74,7 @@ struct Factory {
     args: AcpArgs,
     /// `--local`'s model server, started with the first session and shared by every
     /// session after it (an editor opens several; one server, one model in memory).
-    local: tokio::sync::Mutex<Option<crate::local::LocalServer>>,
+    local: tokio::sync::Mutex<Option<saki_engine::local_server::LocalServer>>,
 }
 
 impl Factory {
@@ -87,9 +87,13 @@ impl Factory {
         let mut local = self.local.lock().await;
         if local.is_none() {
             let note = |n: &str| tracing::info!("{n}");
-            let server = crate::local::start(&model, crate::local::DEFAULT_CONTEXT, &note)
-                .await
-                .map_err(|e| failed(e.to_string()))?;
+            let server = saki_engine::local_server::start(
+                &model,
+                saki_engine::local_server::DEFAULT_CONTEXT,
+                &note,
+            )
+            .await
+            .map_err(|e| failed(e.to_string()))?;
             tracing::info!(
                 "serving {} with {} at {}",
                 model.display(),
@@ -107,9 +111,9 @@ impl Factory {
 }
 
 struct Closer {
-    mcp: crate::mcp_setup::McpSession,
+    mcp: saki_engine::mcp::McpSession,
     telemetry: Option<crate::telemetry::Tap>,
-    _local: Option<crate::local::LocalServer>,
+    _local: Option<saki_engine::local_server::LocalServer>,
 }
 
 #[async_trait]

@@ -464,11 +464,11 @@ pub struct Resolved {
     pub sandbox: SandboxTable,
     /// `[shell_environment]` from trusted config files.
     pub shell_environment: ShellEnvConfig,
-    /// `[mcp_servers.NAME]` from trusted config files (see `crate::mcp_setup`).
+    /// `[mcp_servers.NAME]` from trusted config files (see `saki_engine::mcp`).
     pub mcp_servers: BTreeMap<String, saki_mcp::ServerConfig>,
     /// `[web_fetch]` from trusted config files.
     pub web_fetch: WebFetchConfig,
-    /// `lsp` (tables from trusted config files only; see `crate::lsp_setup`).
+    /// `lsp` (tables from trusted config files only; attached by the engine's session builder).
     pub lsp: Option<saki_lsp::LspSetting>,
     /// Every API key variable a provider is configured with: never given to commands.
     pub key_names: Vec<String>,

@@ -432,15 +432,5 @@ fn report(outcome: &TurnOutcome, json_mode: bool, background: &BackgroundUsage) 
 }
 
 pub(crate) fn exit_code_for(e: &ClientError) -> ExitCode {
-    match e {
-        ClientError::Auth { .. }
-        | ClientError::QuotaExceeded { .. }
-        | ClientError::ContextTooLong { .. }
-        | ClientError::ModelNotFound { .. }
-        | ClientError::EndpointNotFound { .. }
-        | ClientError::BadRequest { .. } => ExitCode::Rejected,
-        ClientError::Cancelled => ExitCode::Interrupted,
-        ClientError::Config(_) => ExitCode::Config,
-        _ => ExitCode::Provider,
-    }
+    ExitCode::for_client_error(e)
 }

@@ -1,37 +1,4 @@
-//! Process exit codes; documented in the README ("Exit codes").
+//! Process exit codes: the engine's, the same for every front end; documented in the
+//! README ("Exit codes").
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitCode {
-    Success = 0,
-    Internal = 1,
-    /// Bad command line or empty prompt (clap also uses 2).
-    Usage = 2,
-    /// No provider configured, missing key, unreadable or invalid config file.
-    Config = 3,
-    /// `saki undo` changed nothing or not everything: files changed since the turn
-    /// (conflicts), nothing to undo or redo, or the session is open in another saki.
-    UndoRefused = 9,
-    /// The provider refused the request: bad key, unknown model, context too long, ...
-    Rejected = 4,
-    /// The provider or the network failed: server errors, timeouts, broken stream,
-    /// rate limits that outlasted the retries.
-    Provider = 5,
-    /// The turn stopped at `--max-turns` model requests.
-    MaxTurns = 6,
-    /// A hook cancelled the prompt before it was sent.
-    PromptCancelled = 7,
-    /// The final answer is not JSON that validates against `--output-schema`.
-    OutputSchema = 8,
-    /// The terminal went away (SIGHUP): running commands were killed, the session kept.
-    Hangup = 129,
-    /// Cancelled with Ctrl+C.
-    Interrupted = 130,
-    /// Told to stop (SIGTERM): running commands were killed, the session kept.
-    Terminated = 143,
-}
-
-impl From<ExitCode> for std::process::ExitCode {
-    fn from(code: ExitCode) -> Self {
-        std::process::ExitCode::from(code as u8)
-    }
-}
+pub use saki_engine::ExitCode;

@@ -76,7 +76,7 @@ fn probe(
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     Ok(runtime.block_on(async {
         let cap = saki_tools::common::TOOL_OUTPUT_MAX_BYTES;
-        let session = crate::mcp_setup::start_servers(servers, root, cap, SharedTools::default());
+        let session = saki_engine::mcp::start_servers(servers, root, cap, SharedTools::default());
         session.ready().await;
         let status = session.status();
         session.shutdown().await;
@@ -86,7 +86,7 @@ fn probe(
 
 fn list(json: bool, cd: Option<PathBuf>) -> ExitCode {
     let dir = workspace_dir(cd);
-    let (servers, ignored) = match crate::mcp_setup::configured(&dir) {
+    let (servers, ignored) = match crate::mcp_config::configured(&dir) {
         Ok(found) => found,
         Err(e) => {
             // A TOML error quotes the file, which may be the workspace's own.
@@ -122,52 +122,15 @@ fn list(json: bool, cd: Option<PathBuf>) -> ExitCode {
         if i > 0 {
             println!();
         }
-        print!("{}", sanitize(&describe(server)));
+        print!("{}", sanitize(&saki_engine::mcp::describe(server)));
     }
     ExitCode::Success
-}
-
-/// A server as `saki mcp list` (and `/mcp`) shows it.
-pub fn describe(server: &ServerStatus) -> String {
-    let mut out = format!(
-        "{} ({}: {})\n",
-        server.name, server.transport, server.target
-    );
-    let approval = match server.approval {
-        saki_mcp::ApprovalSetting::Ask => "ask",
-        saki_mcp::ApprovalSetting::Auto => "auto",
-    };
-    match &server.state {
-        ServerState::Connected => {
-            let n = server.tools.len();
-            let tools = if n == 1 { "tool" } else { "tools" };
-            out.push_str(&format!("  connected, {n} {tools}, approval: {approval}\n"));
-        }
-        ServerState::Failed { reason } => out.push_str(&format!("  failed: {reason}\n")),
-        ServerState::Starting => out.push_str("  starting\n"),
-        ServerState::Disabled => out.push_str("  disabled (enabled = false)\n"),
-    }
-    let width = server.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
-    for tool in &server.tools {
-        let first = tool.description.lines().next().unwrap_or("");
-        let mut summary: String = first.chars().take(72).collect();
-        if summary.len() < first.len() {
-            summary.push('…');
-        }
-        let read_only = if tool.read_only_hint {
-            " [read-only]"
-        } else {
-            ""
-        };
-        out.push_str(&format!("  {:width$}  {summary}{read_only}\n", tool.name));
-    }
-    out
 }
 
 /// Per connected server: a line with what its tool schemas add to every request, and
 /// the tokens; a line for each server that did not connect.
 pub fn prompt_size(dir: &Path) -> Result<(Vec<String>, usize), String> {
-    let (servers, _) = crate::mcp_setup::configured(dir).map_err(|e| e.to_string())?;
+    let (servers, _) = crate::mcp_config::configured(dir).map_err(|e| e.to_string())?;
     if servers.is_empty() {
         return Ok((Vec::new(), 0));
     }

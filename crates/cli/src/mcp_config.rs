@@ -1,8 +1,10 @@
 //! `saki mcp add` and `remove`: one `[mcp_servers.NAME]` table in the global
 //! `config.toml`, written with toml_edit so the rest of the file (comments, order,
-//! formatting) stays as the person wrote it.
+//! formatting) stays as the person wrote it; and [`configured`], the servers config sets.
 
+use crate::config::ConfigError;
 use saki_mcp::ServerConfig;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, InlineTable, Item, Table};
 
@@ -123,6 +125,21 @@ pub fn remove(path: &Path, name: &str) -> Result<(), EditError> {
         doc.remove("mcp_servers");
     }
     write(path, &doc)
+}
+
+/// The `[mcp_servers]` of the config files for `workspace` without resolving a provider
+/// (`saki mcp list` works before one is set up): the global file, and the workspace's
+/// when the global one trusts it. Also what an untrusted workspace file tried to set.
+pub fn configured(
+    workspace: &Path,
+) -> Result<(BTreeMap<String, ServerConfig>, Vec<String>), ConfigError> {
+    let files = crate::setup::config_files(workspace)?.files;
+    let ignored = files
+        .ignored
+        .into_iter()
+        .filter(|key| key.contains("mcp_servers."))
+        .collect();
+    Ok((files.mcp_servers, ignored))
 }
 
 #[cfg(test)]

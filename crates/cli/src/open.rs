@@ -1,42 +1,24 @@
-//! One way to start a session, for every front end (`exec`, the UI, `acp`): the session to
-//! continue, config (with the trust question where a person can answer it), a local
-//! model server, recovery of what a killed saki left, the system prompt, the engine with
-//! its sandbox and MCP servers, and the resumed history or the id a new session will
-//! have. A failure is a [`StartError`] carrying the exit code and the `--json` kind.
+//! Every front end's session (`exec`, the UI, `acp`, `saki compact`) starts through the
+//! engine's one session builder ([`saki_engine::start`]); this is the command line's side
+//! of it: config files and flags as a [`SessionConfig`] (with the trust question where a
+//! person can answer it), and telemetry on the session's events. A failure is the
+//! builder's [`StartError`], carrying the exit code and the `--json` kind.
 
 use crate::args::{ProviderArgs, RunArgs};
 use crate::config::{ConfigError, Resolved};
-use crate::exit::ExitCode;
-use crate::session::{self, Resume};
+use crate::session::Resume;
 use crate::setup;
-use saki_engine::{Alert, Engine, EngineEvent, Level};
+pub use saki_engine::StartError;
+use saki_engine::{
+    Alert, Engine, EngineEvent, LocalModel, ServerQuery, SessionConfig, SessionSpec,
+};
+use saki_llm_client::server_info::ServerInfo;
 use saki_mcp::ServerConfig;
 use saki_sandbox::SandboxStatus;
 use saki_tools::{Approver, Workspace};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-
-/// Why a session could not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError {
-    /// `usage`, `config`, `session` or `internal` (the `--json` error kind).
-    pub kind: &'static str,
-    pub code: ExitCode,
-    pub message: String,
-    /// No API key: the message names the variable to set.
-    pub missing_key: bool,
-}
-
-impl StartError {
-    fn new(kind: &'static str, code: ExitCode, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            code,
-            message: message.into(),
-            missing_key: false,
-        }
-    }
-}
 
 /// Asks whether to trust a workspace, given the keys its config may not set untrusted.
 pub type AskTrust = dyn Fn(&std::path::Path, &[String]) -> bool + Sync;
@@ -73,9 +55,9 @@ pub struct Opened {
     /// The session's hooks (the UI's notifications add their event).
     pub hooks: saki_llm_worker::hook::Hooks,
     pub sandbox: SandboxStatus,
-    pub mcp: crate::mcp_setup::McpSession,
+    pub mcp: saki_engine::mcp::McpSession,
     /// The local model server, kept alive as long as this is.
-    pub local: Option<crate::local::LocalServer>,
+    pub local: Option<saki_engine::local_server::LocalServer>,
     pub suggestions: bool,
     pub resumed: bool,
     /// Spans for the session's events, when config asks; `telemetry::finish` ends it.
@@ -85,99 +67,144 @@ pub struct Opened {
     pub alerts: Vec<Alert>,
 }
 
-pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
-    let root = o.workspace.root().to_path_buf();
-    let store = session::store();
-    // A session to resume is loaded first: its provider and model are used unless flags
-    // name others.
-    let loaded = match (&o.resume, &store) {
-        (Resume::New, _) => None,
-        (_, Err(e)) => return Err(StartError::new("session", ExitCode::Internal, e.clone())),
-        (resume, Ok(store)) => session::load(store, resume, &root)
-            .map_err(|e| StartError::new("session", ExitCode::Usage, e))?,
-    };
-    let recorded = loaded
-        .as_ref()
-        .map(|l| (l.meta.provider.as_str(), l.meta.model.as_str()));
-    let mut resolved = setup::resolve(&root, o.provider, recorded);
-    if let (Ok((r, _)), Some(ask)) = (&resolved, o.ask_trust) {
-        if !r.ignored.is_empty() && !r.trust_refused && ask(&root, &r.ignored) {
-            resolved = setup::resolve(&root, o.provider, recorded);
-        }
+/// The command line's config for one session: flags, config files, the trust question.
+struct CliConfig<'a> {
+    root: PathBuf,
+    provider: &'a ProviderArgs,
+    run: &'a RunArgs,
+    ask_trust: Option<&'a AskTrust>,
+    suggestions: &'a (dyn Fn(&Resolved) -> bool + Sync),
+    resolved: Option<(Resolved, saki_llm_worker::hook::Hooks)>,
+}
+
+impl CliConfig<'_> {
+    fn resolved(&self) -> Result<&Resolved, StartError> {
+        self.resolved
+            .as_ref()
+            .map(|(r, _)| r)
+            .ok_or_else(|| StartError::config("config was not read"))
     }
-    let (mut resolved, hooks) = resolved.map_err(|e| StartError {
-        missing_key: matches!(e, ConfigError::MissingKey { .. }),
-        ..StartError::new("config", ExitCode::Config, e.to_string())
-    })?;
-    for (name, server) in o.extra_mcp {
-        resolved.mcp_servers.insert(name, server);
-    }
-    let local = setup::prepare(&mut resolved, o.note)
-        .await
-        .map_err(|e| StartError::new("config", ExitCode::Config, e))?;
-    // Before anything reads or writes the workspace: what a killed saki left is repaired.
-    let recovered = setup::recover();
-    // A resumed session keeps its own system prompt; only a new one needs git.
-    let system_prompt = match loaded {
-        None => session::system_prompt_for(&root).await,
-        Some(_) => String::new(),
-    };
-    let suggestions = (o.suggestions)(&resolved);
-    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
-    // Telemetry sees every event on its way to the front end.
-    let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &events_tx);
-    let (events, telemetry) = crate::telemetry::tap(events, telemetry);
-    let front = setup::FrontEnd {
-        approver: o.approver,
-        events: events_tx.clone(),
-        store: store.ok(),
-        system_prompt,
-        suggestions,
-    };
-    let (mut engine, sandbox, mcp) = setup::engine(
-        &resolved,
-        hooks.clone(),
-        o.provider,
-        o.run,
-        &o.workspace,
-        front,
-    )
-    .map_err(|(code, message)| {
-        let kind = if code == ExitCode::Internal {
-            "internal"
-        } else {
-            "config"
-        };
-        StartError::new(kind, code, message)
-    })?;
-    let mut alerts = setup::setup_alerts(&resolved, &sandbox);
-    alerts.extend(recovered.into_iter().map(|message| Alert {
-        level: Level::Warn,
-        message,
-    }));
-    let resumed = loaded.is_some();
-    match loaded {
-        Some(loaded) => engine.continue_loaded(loaded).await.map_err(|e| {
-            StartError::new("session", ExitCode::Usage, format!("cannot resume: {e}"))
-        })?,
-        None => {
-            if let Some(id) = o.session_id {
-                engine.preset_session_id(id);
+}
+
+impl SessionConfig for CliConfig<'_> {
+    fn resolve(&mut self, recorded: Option<(&str, &str)>) -> Result<(), StartError> {
+        let mut resolved = setup::resolve(&self.root, self.provider, recorded);
+        if let (Ok((r, _)), Some(ask)) = (&resolved, self.ask_trust) {
+            if !r.ignored.is_empty() && !r.trust_refused && ask(&self.root, &r.ignored) {
+                resolved = setup::resolve(&self.root, self.provider, recorded);
             }
         }
+        let resolved = resolved.map_err(|e| StartError {
+            missing_key: matches!(e, ConfigError::MissingKey { .. }),
+            ..StartError::config(e.to_string())
+        })?;
+        self.resolved = Some(resolved);
+        Ok(())
     }
+
+    fn local_model(&self) -> Option<LocalModel> {
+        let resolved = self.resolved().ok()?;
+        resolved.local_model.clone().map(|path| LocalModel {
+            path,
+            context: resolved
+                .local_context
+                .unwrap_or(saki_engine::local_server::DEFAULT_CONTEXT),
+        })
+    }
+
+    fn serve_locally(&mut self, base_url: &str) {
+        if let Some((resolved, _)) = &mut self.resolved {
+            resolved.base_url = base_url.to_owned();
+            resolved.wire_api = saki_llm_client::WireApi::Chat;
+        }
+    }
+
+    fn server_to_ask(&self) -> Option<ServerQuery> {
+        setup::server_to_ask(self.resolved().ok()?)
+    }
+
+    fn server_said(&mut self, facts: Option<ServerInfo>) {
+        if let Some((resolved, _)) = &mut self.resolved {
+            resolved.server = facts;
+            setup::apply_server_facts(resolved);
+        }
+    }
+
+    fn spec(&self) -> Result<SessionSpec, StartError> {
+        let (resolved, hooks) = self
+            .resolved
+            .as_ref()
+            .ok_or_else(|| StartError::config("config was not read"))?;
+        let env = |k: &str| std::env::var(k).ok();
+        let root = self.root.clone();
+        Ok(SessionSpec {
+            client: setup::client_config(resolved),
+            settings: setup::engine_settings(resolved, self.provider, self.run.max_turns),
+            hooks: hooks.clone(),
+            mode: self.run.approval,
+            shell: setup::shell_spec(resolved, self.run.sandbox),
+            lean_tools: resolved.lean_tools,
+            lsp: resolved.lsp.clone(),
+            workspace_trusted: resolved.workspace_trusted,
+            mcp_servers: resolved.mcp_servers.clone(),
+            config_dir: crate::config::global_config_dir(&env),
+            subagent_depth: resolved.subagent_depth,
+            undo_limits: resolved.undo.limits(),
+            resolver: Some(Arc::new(setup::ConfigResolver {
+                workspace: self.run.dir(),
+                args: self.provider.clone(),
+                provider: resolved.provider.clone(),
+                max_turns: self.run.max_turns,
+                server: resolved.server,
+            })),
+            prompt_builder: Arc::new(move || crate::session::build_system_prompt(&root)),
+            suggestions: (self.suggestions)(resolved),
+            warnings: setup::config_warnings(resolved),
+        })
+    }
+}
+
+pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
+    let mut config = CliConfig {
+        root: o.workspace.root().to_path_buf(),
+        provider: o.provider,
+        run: o.run,
+        ask_trust: o.ask_trust,
+        suggestions: o.suggestions,
+        resolved: None,
+    };
+    let started = saki_engine::start(
+        &mut config,
+        saki_engine::Start {
+            workspace: o.workspace,
+            resume: o.resume,
+            approver: o.approver,
+            note: o.note,
+            extra_mcp: o.extra_mcp,
+            session_id: o.session_id,
+        },
+    )
+    .await?;
+    let (resolved, hooks) = config
+        .resolved
+        .ok_or_else(|| StartError::config("config was not read"))?;
+    crate::interactive_extras::set_shell_runtime(&started.shell);
+    // Telemetry sees every event on its way to the front end.
+    let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &started.events_tx);
+    let (events, telemetry) = crate::telemetry::tap(started.events, telemetry);
+    let suggestions = (o.suggestions)(&resolved);
     Ok(Opened {
-        engine,
+        engine: started.engine,
         events,
-        events_tx,
+        events_tx: started.events_tx,
         resolved,
         hooks,
-        sandbox,
-        mcp,
-        local,
+        sandbox: started.sandbox,
+        mcp: started.mcp,
+        local: started.local,
         suggestions,
-        resumed,
+        resumed: started.resumed,
         telemetry,
-        alerts,
+        alerts: started.alerts,
     })
 }

@@ -3,26 +3,9 @@
 
 use crate::exit::ExitCode;
 pub use saki_engine::{ago, Resume};
-use saki_pod::SessionStore;
 
-pub fn store() -> Result<SessionStore, String> {
-    let env = |k: &str| std::env::var(k).ok();
-    SessionStore::default_dir(&env)
-        .map(SessionStore::new)
-        .ok_or_else(|| "cannot find a place for sessions: set XDG_DATA_HOME or HOME".to_owned())
-}
-
-/// The system prompt for a new session in `workspace`, built on the blocking pool (it
-/// runs git and reads AGENTS.md files).
-pub async fn system_prompt_for(workspace: &std::path::Path) -> String {
-    let workspace = workspace.to_path_buf();
-    tokio::task::spawn_blocking(move || build_system_prompt(&workspace))
-        .await
-        .unwrap_or_else(|e| {
-            tracing::error!(error = %e, "building the system prompt failed");
-            String::new()
-        })
-}
+/// Where sessions are kept: the engine's.
+pub use saki_engine::session_store as store;
 
 /// The system prompt for a new session in `workspace`. Blocking: runs git.
 pub fn build_system_prompt(workspace: &std::path::Path) -> String {
@@ -35,10 +18,8 @@ pub fn build_system_prompt(workspace: &std::path::Path) -> String {
     let instructions = saki_pod::instructions::project_instructions(&paths);
     let mut prompt =
         saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions);
-    prompt.push_str(&crate::delegation_setup::skills_section(
-        workspace,
-        global_dir.as_deref(),
-    ));
+    let (skills, _) = saki_pod::skills::discover(workspace, global_dir.as_deref());
+    prompt.push_str(&saki_pod::skills::prompt_section(&skills));
     prompt
 }
 

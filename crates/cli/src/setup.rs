@@ -1,20 +1,19 @@
-//! Wiring shared by the commands that talk to a model: config resolution, the client,
-//! the compaction policy, and the engine every front end runs.
+//! Config turned into what the engine's session builder takes: config resolution, the
+//! client's and the shell's settings, the compaction policy, the engine's settings and
+//! `/model`'s resolver; and the signals that end a run.
 
 use crate::args::ProviderArgs;
 use crate::config::{self, ConfigError, Overrides, Resolved};
 use crate::exit::ExitCode;
 use nix::sys::signal::Signal;
-use saki_engine::{Engine, EngineEvent, ModelResolver, Parts, Settings};
-use saki_llm_client::{CancellationToken, Client, ClientConfig, ClientError, ThinkingConfig};
+use saki_engine::{ModelResolver, Settings, ShellSpec};
+use saki_llm_client::{CancellationToken, ClientConfig, ThinkingConfig};
 use saki_llm_worker::hook::Hooks;
 use saki_llm_worker::WorkerConfig;
-use saki_pod::{Alert, AlertLevel, CompactionSettings, SessionStore};
-use saki_sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
-use saki_tools::{ShellRuntime, Workspace};
+use saki_pod::CompactionSettings;
+use saki_sandbox::{SandboxMode, UnixSockets};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Arc;
 
 /// The config files for `workspace`, read: the global ones alone, and all of them with
 /// the workspace's own file (the last) honoured only when the global ones trust it.
@@ -73,7 +72,7 @@ pub fn resolve(
     if local_model.is_some() {
         // The session's own server: its address is known once it runs (`prepare`).
         overrides.provider = Some("llamacpp".to_owned());
-        overrides.model = Some(crate::local::MODEL_ALIAS.to_owned());
+        overrides.model = Some(saki_engine::local_server::MODEL_ALIAS.to_owned());
     }
     let mut resolved = config::resolve(&files, &overrides, &env)?;
     let compaction_model = resolved.compaction.model.clone();
@@ -107,57 +106,27 @@ pub fn resolve(
 /// Repairs what a killed saki left before anything is written: the engine's.
 pub use saki_engine::recover_killed_writes as recover;
 
-/// What a session needs before its first request: the local server when `--local` asks
-/// for one (kept alive by the returned guard), and the server's real context window when
-/// config does not set one. Progress notes go to `note`.
-pub async fn prepare(
-    resolved: &mut Resolved,
-    note: &(dyn Fn(&str) + Sync),
-) -> Result<Option<crate::local::LocalServer>, String> {
-    let server = match resolved.local_model.clone() {
-        Some(model) => {
-            let context = resolved
-                .local_context
-                .unwrap_or(crate::local::DEFAULT_CONTEXT);
-            let server = crate::local::start(&model, context, note)
-                .await
-                .map_err(|e| e.to_string())?;
-            note(&format!(
-                "serving {} with {} at {}",
-                model.display(),
-                server.how,
-                server.base_url
-            ));
-            resolved.base_url = server.base_url.clone();
-            resolved.wire_api = saki_llm_client::WireApi::Chat;
-            Some(server)
-        }
-        None => None,
-    };
-    // Servers said to be llama.cpp or Ollama are asked, and a server reached by a bare
-    // `--base-url` on this machine or a private network (no provider named): saki then
-    // behaves the same whichever way the person reached a local server. A public host,
-    // or one the person declared a generic OpenAI-compatible server, gets no request it
-    // did not ask for (a gateway may bill it, a replay server serves it).
+/// Where to ask the provider's server about itself, if anywhere. Servers said to be
+/// llama.cpp or Ollama are asked, and a server reached by a bare `--base-url` on this
+/// machine or a private network (no provider named): saki then behaves the same whichever
+/// way the person reached a local server. A public host, or one the person declared a
+/// generic OpenAI-compatible server, gets no request it did not ask for (a gateway may
+/// bill it, a replay server serves it).
+pub fn server_to_ask(resolved: &Resolved) -> Option<saki_engine::ServerQuery> {
     let asks = matches!(resolved.provider.as_str(), "llamacpp" | "ollama")
         || (resolved.provider_inferred
             && resolved.wire_api == saki_llm_client::WireApi::Chat
             && saki_llm_client::server_info::is_private_url(&resolved.base_url));
-    if asks {
-        resolved.server = saki_llm_client::server_info::discover(
-            &resolved.base_url,
-            &resolved.model,
-            resolved.api_key.as_deref(),
-        )
-        .await;
-    }
-    apply_server_facts(resolved);
-    Ok(server)
+    asks.then(|| saki_engine::ServerQuery {
+        base_url: resolved.base_url.clone(),
+        model: resolved.model.clone(),
+        api_key: resolved.api_key.clone(),
+    })
 }
 
 /// What the local server said about itself (`resolved.server`) applied to the settings:
 /// its context window, unless config sets one, and a bound on each answer.
-fn apply_server_facts(resolved: &mut Resolved) {
+pub fn apply_server_facts(resolved: &mut Resolved) {
     let window = resolved.server.and_then(|s| s.context_window);
     // A small model with tools samples greedily unless config sets a temperature: a
     // server's default sampling cost two of seven everyday tasks on a 0.5B model.
@@ -201,12 +170,12 @@ pub fn prompt_cache_key(resolved: &Resolved, session_id: &str) -> Option<String>
     openai.then(|| session_id.to_owned())
 }
 
-pub fn client(resolved: &Resolved) -> Result<Client, ClientError> {
+pub fn client_config(resolved: &Resolved) -> ClientConfig {
     let mut config = ClientConfig::new(resolved.wire_api, resolved.base_url.clone());
     config.api_key = resolved.api_key.clone();
     config.extra_headers = resolved.headers.clone();
     config.tool_calling = resolved.tool_calling();
-    Client::new(config)
+    config
 }
 
 /// The compaction settings `[compaction]` and the model's limits describe.
@@ -259,13 +228,13 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
 
 /// `/model`: config resolved again with the person's choices, on the same provider (a
 /// model name never moves the session to another server).
-struct ConfigResolver {
-    workspace: PathBuf,
-    args: ProviderArgs,
-    provider: String,
-    max_turns: u32,
+pub(crate) struct ConfigResolver {
+    pub(crate) workspace: PathBuf,
+    pub(crate) args: ProviderArgs,
+    pub(crate) provider: String,
+    pub(crate) max_turns: u32,
     /// What the session's server said about itself (asked once, at start).
-    server: Option<saki_llm_client::server_info::ServerInfo>,
+    pub(crate) server: Option<saki_llm_client::server_info::ServerInfo>,
 }
 
 impl ModelResolver for ConfigResolver {
@@ -285,221 +254,56 @@ impl ModelResolver for ConfigResolver {
     }
 }
 
-/// What differs between front ends when they build an engine.
-pub struct FrontEnd {
-    /// Who answers approvals (`None`: the person, through engine events).
-    pub approver: Option<Arc<dyn saki_tools::Approver>>,
-    pub events: tokio::sync::mpsc::UnboundedSender<EngineEvent>,
-    pub store: Option<SessionStore>,
-    /// A new session's system prompt (empty when a session is resumed: it has its own).
-    pub system_prompt: String,
-    pub suggestions: bool,
-}
-
-/// The engine for a session: client, shell runtime with its sandbox, tools (MCP servers
-/// starting in the background) and settings. Returns it with the sandbox really in force
-/// and the MCP servers, which the front end keeps for the session; `Err` carries the exit
-/// code.
-pub fn engine(
-    resolved: &Resolved,
-    hooks: Hooks,
-    provider: &ProviderArgs,
-    run: &crate::args::RunArgs,
-    workspace: &Workspace,
-    front: FrontEnd,
-) -> Result<(Engine, SandboxStatus, crate::mcp_setup::McpSession), (ExitCode, String)> {
-    let client = client(resolved).map_err(|e| (crate::exec::exit_code_for(&e), e.to_string()))?;
-    let (workspace, sandbox) =
-        shell(workspace, resolved, run.sandbox).map_err(|e| (ExitCode::Internal, e))?;
-    let workspace = crate::lsp_setup::attach(resolved, workspace);
-    let tools = saki_tools::tool_server(workspace.clone(), resolved.lean_tools)
-        .map_err(|e| (ExitCode::Internal, e.to_string()))?;
-    // MCP servers start now, in the background; their tools join as each connects.
-    let shared = saki_llm_worker::SharedTools::new(tools);
-    let mcp = crate::mcp_setup::start(resolved, &workspace, shared.clone());
-    let root = workspace.root().to_path_buf();
+/// How shell commands run in this session: `[shell_environment]`, the sandbox (`--sandbox`
+/// wins over config; default `workspace-write`) with saki's own config and data denied to
+/// commands, and what tools read from the web.
+pub fn shell_spec(resolved: &Resolved, flag: Option<SandboxMode>) -> ShellSpec {
     let env = |k: &str| std::env::var(k).ok();
-    let (commands, problems) = saki_pod::commands::load(
-        config::global_config_dir(&env).as_deref(),
-        &root,
-        resolved.workspace_trusted,
-    );
-    for message in problems {
-        let level = saki_engine::Level::Warn;
-        let _ = front.events.send(EngineEvent::Alert { level, message });
-    }
-    let delegation = crate::delegation_setup::delegation(resolved, workspace.root(), &front.events);
-    let mut engine = Engine::new(Parts {
-        client,
-        tools: shared.snapshot(),
-        workspace,
-        settings: engine_settings(resolved, provider, run.max_turns),
-        hooks,
-        mode: run.approval,
-        approver: front.approver,
-        store: front.store,
-        sandbox: sandbox.clone(),
-        system_prompt: front.system_prompt,
-        prompt_builder: Arc::new(move || crate::session::build_system_prompt(&root)),
-        suggestions: front.suggestions,
-        resolver: Some(Arc::new(ConfigResolver {
-            workspace: run.dir(),
-            args: provider.clone(),
-            provider: resolved.provider.clone(),
-            max_turns: run.max_turns,
-            server: resolved.server,
-        })),
-        shared_tools: Some(shared),
-        mcp: Some(mcp.lookup()),
-        mcp_report: Some(mcp.reporter()),
-        commands,
-        events: front.events,
-    });
-    engine.set_undo_limits(resolved.undo.limits());
-    engine.set_delegation(delegation);
-    Ok((engine, sandbox, mcp))
-}
-
-/// How shell commands run in this session: the environment, a private temp dir and the
-/// sandbox (`--sandbox` wins over config; default `workspace-write`). Returns the
-/// workspace with its shell runtime and the sandbox really in force.
-pub fn shell(
-    workspace: &Workspace,
-    resolved: &Resolved,
-    flag: Option<SandboxMode>,
-) -> Result<(Arc<Workspace>, SandboxStatus), String> {
-    let env = |k: &str| std::env::var(k).ok();
-    let mut runtime = ShellRuntime::new(&resolved.shell_environment, &resolved.key_names)
-        .map_err(|e| e.to_string())?;
-    if let Some(n) = resolved.max_background_shells {
-        runtime.background().set_limit(n);
-    }
-    let mode = flag
-        .or(resolved.sandbox.mode)
-        .unwrap_or(SandboxMode::WorkspaceWrite);
     let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     // saki's own config (keys, trust) and data (sessions) are never for commands.
-    let mut deny: Vec<PathBuf> = config::global_config_dir(&env)
+    let mut deny_read: Vec<PathBuf> = config::global_config_dir(&env)
         .into_iter()
         .chain(saki_tools::state::default_data_dir(&env))
         .collect();
     for path in &resolved.sandbox.deny_read {
-        deny.push(expand_home(Path::new(path), home.as_deref()));
+        deny_read.push(expand_home(Path::new(path), home.as_deref()));
     }
-    let mut policy = SandboxPolicy::new(
-        mode,
-        workspace.roots(),
-        runtime.tmp(),
-        home.as_deref(),
-        &deny,
-        resolved.sandbox.network.unwrap_or(false),
-    );
-    if let Some(sockets) = &resolved.sandbox.unix_sockets {
-        policy.unix_sockets = match sockets {
-            saki_sandbox::UnixSockets::Paths(paths) => saki_sandbox::UnixSockets::Paths(
+    let unix_sockets = resolved
+        .sandbox
+        .unix_sockets
+        .as_ref()
+        .map(|sockets| match sockets {
+            UnixSockets::Paths(paths) => UnixSockets::Paths(
                 paths
                     .iter()
                     .map(|p| expand_home(p, home.as_deref()))
                     .collect(),
             ),
             all => all.clone(),
-        };
+        });
+    ShellSpec {
+        environment: resolved.shell_environment.clone(),
+        key_names: resolved.key_names.clone(),
+        max_background: resolved.max_background_shells,
+        mode: flag
+            .or(resolved.sandbox.mode)
+            .unwrap_or(SandboxMode::WorkspaceWrite),
+        deny_read,
+        network: resolved.sandbox.network.unwrap_or(false),
+        unix_sockets,
+        home,
+        output_cap: resolved.tool_output_max_bytes,
+        web: resolved.web_fetch.settings(),
     }
-    let commands_env = |name: &str| runtime.var(name);
-    let unasked = policy.for_unasked(
-        workspace.roots(),
-        runtime.tmp_unasked(),
-        &commands_env,
-        home.as_deref(),
-    );
-    let probed = std::env::current_exe()
-        .map_err(|e| format!("cannot find the saki binary to run the sandbox: {e}"))
-        .map(|saki| saki_sandbox::helper_program(&saki))
-        .and_then(|helper| Ok((saki_sandbox::probe(&helper, &policy)?, helper)));
-    let status = match probed {
-        Ok((mut status, saki)) => {
-            // The unasked policy is probed too: it is what `read_only_unasked` reports.
-            status.read_only_unasked = match &unasked {
-                Some(p) => saki_sandbox::probe(&saki, p).is_ok_and(|s| s.read_only_unasked),
-                None => false,
-            };
-            let overlay =
-                probe_speculation_overlay(&saki, &policy, workspace, &runtime, home.as_deref());
-            match &overlay {
-                Ok(()) => status.speculation_overlay = true,
-                Err(why) => tracing::debug!(why, "speculated commands cannot run in an overlay"),
-            }
-            runtime.set_sandbox(saki, &policy, unasked.as_ref());
-            if overlay.is_ok() {
-                runtime.allow_speculation_overlay(workspace.roots(), home.as_deref());
-            }
-            status
-        }
-        Err(detail) => {
-            tracing::warn!(detail, "shell commands run without the sandbox helper");
-            SandboxStatus {
-                mode,
-                enforced: false,
-                network: policy.network,
-                detail,
-                read_only_unasked: false,
-                speculation_overlay: false,
-            }
-        }
-    };
-    let mut workspace = workspace.clone();
-    let runtime = Arc::new(runtime);
-    crate::interactive_extras::set_shell_runtime(&runtime);
-    workspace.set_shell_runtime(runtime);
-    workspace.set_output_cap(resolved.tool_output_max_bytes);
-    workspace.set_web(resolved.web_fetch.settings());
-    Ok((Arc::new(workspace), status))
 }
 
-/// Whether a speculated command can run in an overlay of the workspace here: the helper
-/// mounts one over a throwaway upper layer where speculations keep theirs (the upper
-/// layer's file system must take it), in namespaces that end with the probe.
-fn probe_speculation_overlay(
-    saki: &Path,
-    policy: &SandboxPolicy,
-    workspace: &Workspace,
-    runtime: &ShellRuntime,
-    home: Option<&Path>,
-) -> Result<(), String> {
-    let base = saki_read_ahead::overlay::default_base();
-    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("saki-probe-")
-        .tempdir_in(&base)
-        .map_err(|e| format!("{}: {e}", base.display()))?;
-    let upper = scratch.path().join("upper");
-    let work = scratch.path().join("work");
-    for dir in [&upper, &work] {
-        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let mount = saki_sandbox::OverlayMount {
-        root: workspace.root().to_path_buf(),
-        upper,
-        work,
-    };
-    let env = |name: &str| runtime.var(name);
-    let speculation = policy
-        .for_speculation(workspace.roots(), runtime.tmp_unasked(), &env, home, mount)
-        .ok_or("the sandbox is off")?;
-    let status = saki_sandbox::probe(saki, &speculation);
-    // overlayfs leaves its scratch directory without permissions; the temp dir's
-    // removal needs to read it.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(
-        scratch.path().join("work/work"),
-        std::fs::Permissions::from_mode(0o700),
-    );
-    let status = status?;
-    if status.speculation_overlay && status.enforced {
-        Ok(())
-    } else {
-        Err(status.detail)
-    }
+/// Config keys ignored because the workspace is not trusted, as warnings.
+pub fn config_warnings(resolved: &Resolved) -> Vec<String> {
+    resolved
+        .ignored
+        .iter()
+        .map(|key| format!("ignored {key}: this workspace is not trusted (`saki trust` trusts it)"))
+        .collect()
 }
 
 /// `~/x` under `home`; any other path as it is.
@@ -508,31 +312,6 @@ fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
         (Ok(rest), Some(home)) => home.join(rest),
         _ => path.to_path_buf(),
     }
-}
-
-/// What the person should know about this session's setup: config keys ignored because
-/// the workspace is not trusted, and a sandbox that is not in force.
-pub fn setup_alerts(resolved: &config::Resolved, sandbox: &SandboxStatus) -> Vec<Alert> {
-    let mut alerts: Vec<Alert> = resolved
-        .ignored
-        .iter()
-        .map(|key| Alert {
-            level: AlertLevel::Warn,
-            message: format!(
-                "ignored {key}: this workspace is not trusted (`saki trust` trusts it)"
-            ),
-        })
-        .collect();
-    if sandbox.mode != SandboxMode::Off && !sandbox.enforced {
-        alerts.push(Alert {
-            level: AlertLevel::Warn,
-            message: format!(
-                "shell commands run without a sandbox ({}); only approvals protect this machine",
-                sandbox.detail
-            ),
-        });
-    }
-    alerts
 }
 
 /// The signal (SIGTERM or SIGHUP) that told saki to stop, 0 for none.

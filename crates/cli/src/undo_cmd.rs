@@ -6,7 +6,7 @@
 use crate::exit::ExitCode;
 use crate::session;
 use saki_llm_worker::Item;
-use saki_pod::{LoadedSession, SessionStore, StoreError};
+use saki_pod::{LoadedSession, StoreError};
 use saki_tools::sanitize::sanitize;
 use saki_undo::objects::Objects;
 use saki_undo::ops::{self, log_note, model_note, short};
@@ -53,19 +53,17 @@ fn fail(message: &str, code: ExitCode) -> ExitCode {
 }
 
 pub fn run(args: UndoArgs) -> ExitCode {
-    // An undo writes through the file transaction, journaled in the data directory: what
-    // a killed saki left half done is rolled back first.
-    for message in crate::setup::recover() {
+    // An undo writes through the file transaction, journaled in the data directory: the
+    // session builder's first steps roll back what a killed saki left half done, then
+    // find the store and the session.
+    let (store, loaded, recovered) = match saki_engine::open_log(&resume(&args), &workspace(&args))
+    {
+        Ok(opened) => opened,
+        Err(e) => return fail(&e.message, e.code),
+    };
+    for message in recovered {
         eprintln!("warning: {}", sanitize(&message));
     }
-    let store = match session::store() {
-        Ok(s) => s,
-        Err(e) => return fail(&e, ExitCode::Config),
-    };
-    let loaded = match find(&store, &args) {
-        Ok(l) => l,
-        Err(e) => return fail(&e, ExitCode::Usage),
-    };
     let Some(undo_dir) = store.dir().parent().map(store_dir) else {
         return fail("no data directory", ExitCode::Config);
     };
@@ -134,21 +132,25 @@ pub fn run(args: UndoArgs) -> ExitCode {
 }
 
 /// The session: `--session ID`, else the newest of the workspace.
-fn find(store: &SessionStore, args: &UndoArgs) -> Result<LoadedSession, String> {
-    if let Some(id) = &args.session {
-        return store.load(id).map_err(|e| e.to_string());
+/// The session `--session` names, else the newest of the workspace.
+fn resume(args: &UndoArgs) -> session::Resume {
+    match &args.session {
+        Some(id) => session::Resume::Id(id.clone()),
+        None => session::Resume::Last,
     }
+}
+
+/// The workspace whose newest session is meant: `--cd`, else the current directory (its
+/// root, as sessions record it; the directory as given when it is not one).
+fn workspace(args: &UndoArgs) -> PathBuf {
     let dir = args
         .cd
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| ".".into());
-    let root = saki_tools::Workspace::new(&dir)
+    saki_tools::Workspace::new(&dir)
         .map(|w| w.root().to_path_buf())
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    store
-        .latest_for(&root.display().to_string())
-        .map_err(|e| e.to_string())
+        .unwrap_or(dir)
 }
 
 fn list(loaded: &LoadedSession, journal: &Journal, json_mode: bool) -> ExitCode {

@@ -18,7 +18,13 @@ fn python() -> Option<String> {
 }
 
 fn fixture() -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    // At run time, as `cargo test` sets it: a binary shared by checkouts through one
+    // target directory would carry another checkout's path.
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            std::path::PathBuf::from,
+        )
         .join("tests/fixtures/mcp_server.py")
         .display()
         .to_string()

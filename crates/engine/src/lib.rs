@@ -84,7 +84,11 @@ pub fn new_session_id() -> String {
 pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
 pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
-pub use start::{load_session, recover_killed_writes};
+pub use start::{
+    load_session, open_log, recover_killed_writes, session_store, start, ExitCode, LocalModel,
+    ServerQuery, SessionConfig, SessionSpec, ShellSpec, Start, StartError, Started,
+};
+pub use start::{local_server, mcp};
 pub use turn::{outcome_note, turn_note};
 
 use bridge::{RecorderSlot, UiSender};

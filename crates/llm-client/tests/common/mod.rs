@@ -104,7 +104,11 @@ pub fn assert_invariants(events: &[Event]) {
 }
 
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    // At run time, as `cargo test` sets it: a test binary shared by checkouts through one
+    // target directory would carry another checkout's path, since gone.
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+        .join("tests/fixtures")
 }
 
 pub struct Fixture {

@@ -1,24 +1,16 @@
 //! A session's MCP servers, wired in one place for every front end.
 //!
-//! [`start`] starts the servers `[mcp_servers]` configures (global config, or a trusted
-//! workspace's) and returns at once. Their tools join the Worker's tool set as each
-//! server connects, capped like built-in tools; a server that fails or is slow gives one
-//! alert; the approval policy learns about their tools through [`McpSession::lookup`].
-//!
-//! ```ignore
-//! let mcp = mcp_setup::start(&resolved, &workspace, worker.shared_tools());
-//! let policy = ApprovalPolicy::shared(mode, grants, approver, workspace.clone())
-//!     .with_mcp(mcp.lookup());
-//! // `exec`: mcp.ready().await before the first request, so the model sees every tool.
-//! // UI: show each alert from `mcp.alerts` as it comes; `/mcp` lists `mcp.status()`.
-//! // At exit: mcp.shutdown().await.
-//! ```
+//! [`start_servers`] starts the servers a session configures and returns at once. Their
+//! tools join the Worker's tool set as each server connects, capped like built-in tools;
+//! a server that fails or is slow gives one alert; the approval policy learns about their
+//! tools through [`McpSession::lookup`]. The session builder ([`super::start`]) starts them;
+//! `exec` waits for [`McpSession::ready`] before the first request, so the model sees every
+//! tool; the UI shows each alert as it comes; `/mcp` lists [`McpSession::status`].
 
-use crate::config::{ConfigError, Resolved};
 use saki_llm_worker::SharedTools;
-use saki_mcp::{McpEvent, McpManager, ServerConfig, ServerStatus, StartOptions};
+use saki_mcp::{McpEvent, McpManager, ServerConfig, ServerState, ServerStatus, StartOptions};
 use saki_pod::{Alert, AlertLevel};
-use saki_tools::{McpLookup, McpToolFacts, Workspace};
+use saki_tools::{McpLookup, McpToolFacts};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,19 +23,9 @@ pub struct McpSession {
     pub alerts: mpsc::UnboundedReceiver<Alert>,
 }
 
-/// Starts the servers `resolved` configures, adding their tools to `tools` (the Worker's
-/// [`saki_llm_worker::Worker::shared_tools`]) as they connect. Must run inside a tokio
-/// runtime; never waits for a server.
-pub fn start(resolved: &Resolved, workspace: &Workspace, tools: SharedTools) -> McpSession {
-    start_servers(
-        resolved.mcp_servers.clone(),
-        workspace.root(),
-        workspace.output_cap(),
-        tools,
-    )
-}
-
-/// [`start`] for a set of servers.
+/// Starts `servers` for the workspace at `root`, adding their tools to `tools` (the Worker's
+/// [`saki_llm_worker::Worker::shared_tools`]) as they connect, each result capped at
+/// `output_cap` bytes. Must run inside a tokio runtime; never waits for a server.
 pub fn start_servers(
     servers: BTreeMap<String, ServerConfig>,
     root: &Path,
@@ -112,25 +94,21 @@ impl McpSession {
     }
 
     /// `/mcp`: every server, its state and its tools, as `saki mcp list` shows them.
-    pub fn reporter(&self) -> saki_engine::McpReport {
+    pub fn reporter(&self) -> crate::McpReport {
         let manager = self.manager.clone();
         Arc::new(move || {
             let servers = manager.status();
             if servers.is_empty() {
                 return "no MCP servers are configured (`saki mcp add NAME -- CMD ARGS…`)".into();
             }
-            servers
-                .iter()
-                .map(crate::mcp_cmd::describe)
-                .collect::<Vec<_>>()
-                .join("\n")
+            servers.iter().map(describe).collect::<Vec<_>>().join("\n")
         })
     }
 
     /// Forwards each alert to `events` as it comes (the UI shows them while it runs). It
     /// holds no sender of its own: when the engine's go (it ended, or panicked), the UI
     /// still sees its channel close.
-    pub fn forward_alerts(&mut self, events: &mpsc::UnboundedSender<saki_engine::EngineEvent>) {
+    pub fn forward_alerts(&mut self, events: &mpsc::UnboundedSender<crate::EngineEvent>) {
         let (_, none) = mpsc::unbounded_channel();
         let mut alerts = std::mem::replace(&mut self.alerts, none);
         let events = events.downgrade();
@@ -140,11 +118,11 @@ impl McpSession {
                     break;
                 };
                 let level = match alert.level {
-                    AlertLevel::Info => saki_engine::Level::Info,
-                    AlertLevel::Warn => saki_engine::Level::Warn,
-                    AlertLevel::Error => saki_engine::Level::Error,
+                    AlertLevel::Info => crate::Level::Info,
+                    AlertLevel::Warn => crate::Level::Warn,
+                    AlertLevel::Error => crate::Level::Error,
                 };
-                let event = saki_engine::EngineEvent::Alert {
+                let event = crate::EngineEvent::Alert {
                     level,
                     message: alert.message,
                 };
@@ -172,17 +150,39 @@ impl McpSession {
     }
 }
 
-/// The `[mcp_servers]` of the config files for `workspace` without resolving a provider
-/// (`saki mcp list` works before one is set up): the global file, and the workspace's
-/// when the global one trusts it. Also what an untrusted workspace file tried to set.
-pub fn configured(
-    workspace: &Path,
-) -> Result<(BTreeMap<String, ServerConfig>, Vec<String>), ConfigError> {
-    let files = crate::setup::config_files(workspace)?.files;
-    let ignored = files
-        .ignored
-        .into_iter()
-        .filter(|key| key.contains("mcp_servers."))
-        .collect();
-    Ok((files.mcp_servers, ignored))
+/// A server as `saki mcp list` (and `/mcp`) shows it.
+pub fn describe(server: &ServerStatus) -> String {
+    let mut out = format!(
+        "{} ({}: {})\n",
+        server.name, server.transport, server.target
+    );
+    let approval = match server.approval {
+        saki_mcp::ApprovalSetting::Ask => "ask",
+        saki_mcp::ApprovalSetting::Auto => "auto",
+    };
+    match &server.state {
+        ServerState::Connected => {
+            let n = server.tools.len();
+            let tools = if n == 1 { "tool" } else { "tools" };
+            out.push_str(&format!("  connected, {n} {tools}, approval: {approval}\n"));
+        }
+        ServerState::Failed { reason } => out.push_str(&format!("  failed: {reason}\n")),
+        ServerState::Starting => out.push_str("  starting\n"),
+        ServerState::Disabled => out.push_str("  disabled (enabled = false)\n"),
+    }
+    let width = server.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for tool in &server.tools {
+        let first = tool.description.lines().next().unwrap_or("");
+        let mut summary: String = first.chars().take(72).collect();
+        if summary.len() < first.len() {
+            summary.push('…');
+        }
+        let read_only = if tool.read_only_hint {
+            " [read-only]"
+        } else {
+            ""
+        };
+        out.push_str(&format!("  {:width$}  {summary}{read_only}\n", tool.name));
+    }
+    out
 }
