@@ -9,30 +9,22 @@ use saki_engine::slash;
 /// The slash commands an editor offers: the built-in ones that make sense there, and
 /// the person's own.
 pub(crate) fn available_commands(custom: &[(String, String)]) -> SessionUpdate {
-    let mut commands: Vec<AvailableCommand> = slash::HELP
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix('/')?;
-            let (usage, description) = rest.split_once("  ")?;
-            let mut words = usage.split_whitespace();
-            let name = words.next()?;
-            // The editor owns these: it quits, resumes and picks.
-            if matches!(name, "quit" | "resume" | "rewind") {
-                return None;
-            }
-            let hint: Vec<&str> = words.collect();
-            let command = AvailableCommand::new(name, description.trim());
-            Some(if hint.is_empty() {
+    // The editor owns quitting, resuming and picking; the terminal's own are the UI's.
+    let mut commands: Vec<AvailableCommand> = slash::BUILT_INS
+        .iter()
+        .filter(|b| b.place == slash::Place::Everywhere)
+        .map(|b| {
+            let (hint, description) = b.usage.first().copied().unwrap_or(("", ""));
+            let command = AvailableCommand::new(b.name, description);
+            if hint.is_empty() {
                 command
             } else {
                 command.input(AvailableCommandInput::Unstructured(
-                    UnstructuredCommandInput::new(hint.join(" ")),
+                    UnstructuredCommandInput::new(hint),
                 ))
-            })
+            }
         })
         .collect();
-    // `/model NAME` and `/model --fast NAME` share a name: the first one stays.
-    commands.dedup_by(|a, b| a.name == b.name);
     commands.extend(custom.iter().map(|(name, description)| {
         AvailableCommand::new(name.clone(), description.clone()).input(
             AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),

@@ -184,7 +184,11 @@ impl SessionTask {
     ) -> Option<Current> {
         let action = match command {
             Command::Help => {
-                self.send(cx, updates::message(format!("```\n{}\n```", slash::HELP)));
+                let lines = slash::help_lines(|b| b.place == slash::Place::Everywhere);
+                self.send(
+                    cx,
+                    updates::message(format!("```\n{}\n```", lines.join("\n"))),
+                );
                 None
             }
             Command::Quit => {

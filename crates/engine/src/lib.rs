@@ -81,7 +81,6 @@ pub fn new_session_id() -> String {
     SessionStore::new_id()
 }
 /// Names a custom command cannot take: front ends keep their own lists in step with it.
-pub use saki_pod::commands::BUILT_IN as BUILT_IN_COMMANDS;
 pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
 pub use start::{

@@ -3,26 +3,31 @@
 
 use saki_tools::ApprovalMode;
 
-pub const HELP: &str = "\
-/help                 this list
-/compress             compact the context now (shows tokens before and after)
-/model NAME           switch the model for the next turns
-/model --fast NAME    switch the fast model (suggestions, speculation, summaries)
-/approval MODE        plan, default, auto-edit or yolo (Shift+Tab cycles)
-/new                  start a new session
-/resume [ID]          continue a recent session (a picker without ID)
-/stats                what reading ahead did and cost (tokens by kind)
-/undo [N] [--force]   take back the last turn's file changes (or the last N turns')
-/redo [--force]       put back what the last /undo took back
-/rewind [--force]     pick a turn: files and conversation go back to before it
-/mcp                  the MCP servers, their state and their tools
-/lsp                  the language servers, their states and their counts
-/skills               the skills the model can load
-/memory               the AGENTS.md files in effect and where remember writes
-/quit                 leave (also Ctrl+D on an empty prompt)
-keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
-      Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
-      Esc or Ctrl+C cancel a turn · PgUp/PgDn scroll";
+pub use saki_pod::commands::{is_built_in, BuiltIn, Place, BUILT_INS};
+
+/// `/help`'s lines for the built-in commands `keep` keeps, in the list's order: the
+/// usage, padded, then what it does.
+pub fn help_lines(keep: impl Fn(&BuiltIn) -> bool) -> Vec<String> {
+    BUILT_INS
+        .iter()
+        .filter(|b| keep(b))
+        .flat_map(|b| {
+            b.usage.iter().map(move |(args, what)| {
+                let usage = if args.is_empty() {
+                    format!("/{}", b.name)
+                } else {
+                    format!("/{} {args}", b.name)
+                };
+                format!("{usage:<21} {what}")
+            })
+        })
+        .collect()
+}
+
+/// `/help` for a terminal: every built-in command.
+pub fn help() -> String {
+    help_lines(|_| true).join("\n")
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -208,22 +213,22 @@ mod tests {
     }
 
     /// A command the app parses that a repository's `.saki/commands/NAME.md` could
-    /// replace would run the repository's text instead: both lists hold the same names.
+    /// replace would run the repository's text instead: the one list holds every name
+    /// the engine parses, and the engine parses every name it lists for itself.
     #[test]
-    fn every_built_in_name_is_reserved_and_every_reserved_name_is_built_in() {
+    fn the_one_list_and_the_parser_agree() {
         let known = |name: &str| !parse(&format!("/{name}")).is_err_and(|e| e.contains("unknown"));
-        for name in crate::BUILT_IN_COMMANDS {
-            assert!(known(name), "/{name} is reserved but not a command");
+        for b in BUILT_INS {
+            for name in std::iter::once(&b.name).chain(b.aliases) {
+                assert!(is_built_in(name));
+                // A terminal's own commands are the UI's to carry out, before the engine.
+                assert_eq!(known(name), b.place != Place::Terminal, "/{name}");
+            }
         }
-        let listed = HELP
-            .lines()
-            .filter_map(|l| l.strip_prefix('/')?.split_whitespace().next());
-        for name in listed.chain(["?", "compact", "exit", "clear"]) {
-            assert!(known(name), "/{name}");
-            assert!(
-                crate::BUILT_IN_COMMANDS.contains(&name),
-                "/{name} is built in but a custom command may take its name"
-            );
+        for line in help().lines() {
+            let name = line[1..].split_whitespace().next().unwrap();
+            assert!(is_built_in(name), "{line}");
         }
+        assert!(!is_built_in("review"));
     }
 }

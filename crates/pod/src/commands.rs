@@ -15,11 +15,176 @@ use std::path::{Path, PathBuf};
 
 /// Largest command file read (a prompt, not a document).
 const MAX_BYTES: u64 = 64 * 1024;
-/// Built-in slash commands a custom one cannot replace.
-pub const BUILT_IN: &[&str] = &[
-    "help", "?", "compress", "compact", "quit", "exit", "new", "clear", "stats", "model",
-    "approval", "resume", "mcp", "lsp", "undo", "redo", "rewind", "skills", "memory",
+/// Where a built-in command is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// By the engine, for every front end (an editor too).
+    Everywhere,
+    /// By the engine, but an editor has its own way (it quits, resumes and picks).
+    NotInEditors,
+    /// By the terminal UI itself (it holds what the command needs).
+    Terminal,
+}
+
+/// One built-in slash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltIn {
+    /// `/name`, without the slash.
+    pub name: &'static str,
+    /// Other names for it.
+    pub aliases: &'static [&'static str],
+    /// Its `/help` lines: the arguments after the name (may be empty), and what it does.
+    pub usage: &'static [(&'static str, &'static str)],
+    pub place: Place,
+}
+
+const fn built_in(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    usage: &'static [(&'static str, &'static str)],
+    place: Place,
+) -> BuiltIn {
+    BuiltIn {
+        name,
+        aliases,
+        usage,
+        place,
+    }
+}
+
+/// Every built-in slash command, in `/help`'s order: the one list the front ends' help,
+/// popups and editor command lists are made from, and the names a custom command cannot
+/// take (it would run a repository's text in their place).
+pub const BUILT_INS: &[BuiltIn] = &[
+    built_in("help", &["?"], &[("", "this list")], Place::Everywhere),
+    built_in(
+        "compress",
+        &["compact"],
+        &[(
+            "",
+            "compact the context now (shows tokens before and after)",
+        )],
+        Place::Everywhere,
+    ),
+    built_in(
+        "model",
+        &[],
+        &[
+            ("NAME", "switch the model for the next turns"),
+            (
+                "--fast NAME",
+                "switch the fast model (suggestions, speculation, summaries)",
+            ),
+        ],
+        Place::Everywhere,
+    ),
+    built_in(
+        "approval",
+        &[],
+        &[(
+            "MODE",
+            "plan, default, auto-edit or yolo (Shift+Tab cycles)",
+        )],
+        Place::Everywhere,
+    ),
+    built_in(
+        "new",
+        &["clear"],
+        &[("", "start a new session")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "resume",
+        &[],
+        &[("[ID]", "continue a recent session (a picker without ID)")],
+        Place::NotInEditors,
+    ),
+    built_in(
+        "stats",
+        &[],
+        &[("", "what reading ahead did and cost (tokens by kind)")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "undo",
+        &[],
+        &[(
+            "[N] [--force]",
+            "take back the last turn's file changes (or the last N turns')",
+        )],
+        Place::Everywhere,
+    ),
+    built_in(
+        "redo",
+        &[],
+        &[("[--force]", "put back what the last /undo took back")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "rewind",
+        &[],
+        &[(
+            "[--force]",
+            "pick a turn: files and conversation go back to before it",
+        )],
+        Place::NotInEditors,
+    ),
+    built_in(
+        "mcp",
+        &[],
+        &[("", "the MCP servers, their state and their tools")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "lsp",
+        &[],
+        &[("", "the language servers, their states and their counts")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "skills",
+        &[],
+        &[("", "the skills the model can load")],
+        Place::Everywhere,
+    ),
+    built_in(
+        "memory",
+        &[],
+        &[(
+            "",
+            "the AGENTS.md files in effect and where remember writes",
+        )],
+        Place::Everywhere,
+    ),
+    built_in(
+        "export",
+        &[],
+        &[(
+            "[md|html|json] [FILE]",
+            "write this session as Markdown, HTML or JSON",
+        )],
+        Place::Terminal,
+    ),
+    built_in(
+        "shells",
+        &[],
+        &[("", "the background shell commands and their state")],
+        Place::Terminal,
+    ),
+    built_in(
+        "quit",
+        &["exit"],
+        &[("", "leave (also Ctrl+D on an empty prompt)")],
+        Place::NotInEditors,
+    ),
 ];
+
+/// Whether `name` (without the slash) is a built-in command or one of its aliases.
+pub fn is_built_in(name: &str) -> bool {
+    BUILT_INS
+        .iter()
+        .any(|b| b.name == name || b.aliases.contains(&name))
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomCommand {
@@ -167,7 +332,7 @@ fn read_dir(
             ));
             continue;
         }
-        if BUILT_IN.contains(&name.as_str()) {
+        if is_built_in(&name) {
             warnings.push(format!(
                 "{shown}: /{name} is a built-in command; the file is ignored"
             ));
@@ -289,6 +454,8 @@ mod tests {
         std::fs::create_dir_all(global.join("commands")).unwrap();
         std::fs::write(global.join("commands/review.md"), "global review").unwrap();
         std::fs::write(global.join("commands/help.md"), "shadow help").unwrap();
+        // A terminal's own command is reserved too (the UI would never run the file).
+        std::fs::write(global.join("commands/export.md"), "shadow export").unwrap();
         std::fs::write(global.join("commands/bad name.md"), "x").unwrap();
         let local = ws.path().join(".saki/commands");
         std::fs::create_dir_all(&local).unwrap();
@@ -310,6 +477,7 @@ mod tests {
         );
         let all = warnings.join("\n");
         assert!(all.contains("/help is a built-in"), "{all}");
+        assert!(all.contains("/export is a built-in"), "{all}");
         assert!(all.contains("not a command name"), "{all}");
         assert!(
             all.contains("leak.md: leads outside the workspace"),

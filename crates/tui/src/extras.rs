@@ -64,15 +64,6 @@ pub struct Extras {
     pub edit_requested: bool,
 }
 
-/// The built-in commands extras answer, for the `/` popup: (name, description).
-pub const COMMANDS: [(&str, &str); 2] = [
-    (
-        "export",
-        "write this session as Markdown, HTML or JSON (/export [md|html|json] [FILE])",
-    ),
-    ("shells", "the background shell commands and their state"),
-];
-
 impl Extras {
     /// Sees every engine event (costs, notifications).
     pub fn observe(&mut self, event: &EngineEvent) {

@@ -6,6 +6,12 @@ use crate::protocol::{Action, EngineEvent, Level, SpecState};
 use saki_engine::{TextBlockEvent, ThinkingBlockEvent, WorkerEvent};
 use std::time::Instant;
 
+/// The keys, under `/help`'s commands.
+const KEYS: &str = "\
+keys: Enter send the input · Shift+Enter, Alt+Enter or Ctrl+J newline ·
+      Up/Down history · Tab/→ put the suggestion in the input · @ find a file ·
+      Esc or Ctrl+C cancel a turn · PgUp/PgDn scroll";
+
 impl App {
     pub(super) fn command(&mut self, line: &str) {
         if let Some(reply) = self.extras.slash(line, self.status.session_id.as_deref()) {
@@ -45,12 +51,7 @@ impl App {
         }
         match command {
             Command::Help => {
-                // The UI's own commands (`/export`, `/shells`) beside the engine's list.
-                let own: Vec<String> = crate::extras::COMMANDS
-                    .iter()
-                    .map(|(name, description)| format!("{:<21} {description}", format!("/{name}")))
-                    .collect();
-                let mut help = format!("{}\n{}", commands::HELP, own.join("\n"));
+                let mut help = format!("{}\n{KEYS}", commands::help());
                 let custom = self.custom_help();
                 if !custom.is_empty() {
                     help = format!("{help}\n{custom}");

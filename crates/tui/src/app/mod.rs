@@ -115,16 +115,7 @@ impl App {
             rewind: None,
             rewind_force: false,
             popup: None,
-            commands: slash::built_in()
-                .into_iter()
-                .chain(
-                    crate::extras::COMMANDS.map(|(name, description)| CommandEntry {
-                        name: name.to_owned(),
-                        description: description.to_owned(),
-                        custom: false,
-                    }),
-                )
-                .collect(),
+            commands: slash::built_in(),
             finder: None,
             root,
             quit_armed: None,

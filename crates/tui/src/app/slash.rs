@@ -13,27 +13,17 @@ pub struct CommandEntry {
     pub custom: bool,
 }
 
-/// The built-in commands, as `/help` describes them.
+/// The built-in commands (the engine's one list, a terminal's own included), each with
+/// what its first `/help` line says it does.
 pub fn built_in() -> Vec<CommandEntry> {
-    let mut all: Vec<CommandEntry> = Vec::new();
-    for line in crate::commands::HELP.lines() {
-        let Some(name) = line
-            .strip_prefix('/')
-            .and_then(|rest| rest.split_whitespace().next())
-        else {
-            continue;
-        };
-        let description = line.split_once("  ").map_or("", |(_, d)| d.trim());
-        // `/model NAME` and `/model --fast NAME` are one command.
-        if !all.iter().any(|e| e.name == name) {
-            all.push(CommandEntry {
-                name: name.to_owned(),
-                description: description.to_owned(),
-                custom: false,
-            });
-        }
-    }
-    all
+    crate::commands::BUILT_INS
+        .iter()
+        .map(|b| CommandEntry {
+            name: b.name.to_owned(),
+            description: b.usage.first().map_or("", |(_, what)| what).to_owned(),
+            custom: false,
+        })
+        .collect()
 }
 
 impl App {
