@@ -45,10 +45,12 @@ impl Engine {
         // them right after the user item (or drops them with a cancelled prompt).
         let view = FsView::new(self.workspace.clone())
             .with_vision(self.worker.model(), self.worker.vision());
-        let (user_text, mut files, alerts) = view.prepare(
-            &parse_prompt(&expanded.text),
-            self.settings.tool_output_max_bytes,
-        );
+        let (user_text, mut files, alerts) = view
+            .prepare(
+                &parse_prompt(&expanded.text),
+                self.settings.tool_output_max_bytes,
+            )
+            .await;
         for alert in alerts {
             self.send(alert.into());
         }

@@ -339,7 +339,7 @@ impl Compactor {
                 let room = working_tokens.saturating_sub(after);
                 let budget = (settings.auto_read_budget as u64).min(room / 2) as usize;
                 let candidates = reread::candidates(&working, split);
-                reread::reread(fs, &candidates, &snapshot, budget)
+                reread::reread(fs, &candidates, &snapshot, budget).await
             }
             None => Vec::new(),
         };

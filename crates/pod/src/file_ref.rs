@@ -131,14 +131,18 @@ impl FsView {
     /// Reads a referenced file into a `[File: <path>]` system item, cut at a UTF-8
     /// boundary past `max_bytes` with a notice the model can act on; an image (by its
     /// name or its bytes) into an image item.
-    pub fn resolve_file_ref(&self, path: &str, max_bytes: usize) -> Result<Item, ResolveError> {
-        let real = self.real(path)?;
+    pub async fn resolve_file_ref(
+        &self,
+        path: &str,
+        max_bytes: usize,
+    ) -> Result<Item, ResolveError> {
+        let real = self.real(path).await?;
         let image = |e: crate::images::ImageRefError| ResolveError::Image(e.to_string());
         if saki_tools::image::is_image_name(&real) {
             return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
                 .map_err(image);
         }
-        let (bytes, len) = self.read_start(&real, path, max_bytes)?;
+        let (bytes, len) = self.read_start(&real, path, max_bytes).await?;
         if saki_tools::image::sniff(&bytes).is_some() {
             // An image under another name: read whole, within the image size cap.
             return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
@@ -186,14 +190,14 @@ impl FsView {
     }
 
     /// A text file of the workspace, cut past `max_bytes` with a notice.
-    pub fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
-        let real = self.real(path)?;
-        let (bytes, len) = self.read_start(&real, path, max_bytes)?;
+    pub async fn read_text(&self, path: &str, max_bytes: usize) -> Result<String, ResolveError> {
+        let real = self.real(path).await?;
+        let (bytes, len) = self.read_start(&real, path, max_bytes).await?;
         text_of(&bytes, len, path, max_bytes)
     }
 
     /// Where `path` leads, in scope, and not a directory.
-    fn real(&self, path: &str) -> Result<std::path::PathBuf, ResolveError> {
+    async fn real(&self, path: &str) -> Result<std::path::PathBuf, ResolveError> {
         let real = self.workspace.resolve(path).map_err(|e| match e {
             ScopeError::OutOfScope { .. } => ResolveError::OutOfScope(path.to_owned()),
             ScopeError::NotFound(_) => ResolveError::NotFound(path.to_owned()),
@@ -202,7 +206,8 @@ impl FsView {
                 message,
             },
         })?;
-        if real.is_dir() {
+        let stat = self.workspace.fs().stat(&real).await;
+        if matches!(stat, Ok(Some(s)) if s.kind == saki_tools::fs::Kind::Dir) {
             return Err(ResolveError::Io {
                 path: path.to_owned(),
                 message: "is a directory".into(),
@@ -212,24 +217,35 @@ impl FsView {
     }
 
     /// The start of a file: what a reference shows (`max_bytes`) and the few bytes that
-    /// finish a character cut there, never the rest; and the file's length.
-    fn read_start(
+    /// finish a character cut there, never the rest; and the file's length. Read through
+    /// the workspace's file system: an editor's unsaved buffer, a speculation's overlay.
+    async fn read_start(
         &self,
         real: &std::path::Path,
         path: &str,
         max_bytes: usize,
     ) -> Result<(Vec<u8>, u64), ResolveError> {
-        saki_tools::common::read_regular_prefix(real, max_bytes.saturating_add(CHAR_ROOM)).map_err(
-            |e| ResolveError::Io {
-                path: path.to_owned(),
-                message: e.to_string(),
-            },
-        )
+        use std::io::Read;
+        let io = |e: std::io::Error| ResolveError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        };
+        let opened = self.workspace.fs().open(real).await.map_err(io)?;
+        let max = max_bytes.saturating_add(CHAR_ROOM);
+        let mut bytes = Vec::with_capacity(usize::try_from(opened.len).unwrap_or(max).min(max));
+        opened
+            .reader
+            .take(max as u64)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        // A file that grew since its length was read is at least as long as what was read.
+        let len = opened.len.max(bytes.len() as u64);
+        Ok((bytes, len))
     }
 
     /// Resolves every reference in order: the user text (failed references become
     /// `[unresolved file ref: <path>]`), the system items, and one Warn alert per failure.
-    pub fn prepare(
+    pub async fn prepare(
         &self,
         segments: &[Segment],
         max_bytes: usize,
@@ -240,7 +256,7 @@ impl FsView {
         for segment in segments {
             match segment {
                 Segment::Text(t) => text.push_str(t),
-                Segment::FileRef { path } => match self.resolve_file_ref(path, max_bytes) {
+                Segment::FileRef { path } => match self.resolve_file_ref(path, max_bytes).await {
                     Ok(item) => {
                         text.push_str(&token(path));
                         items.push(item);

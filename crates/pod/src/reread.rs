@@ -48,7 +48,7 @@ pub fn candidates(history: &[Item], split: usize) -> Vec<String> {
 
 /// Re-reads the `candidates` the snapshot names, in order, as long as they fit in `budget`
 /// tokens. A file that is gone or unreadable is skipped.
-pub fn reread(
+pub async fn reread(
     fs: &FsView,
     candidates: &[String],
     snapshot: &str,
@@ -60,7 +60,7 @@ pub fn reread(
         if !snapshot.contains(path.as_str()) {
             continue;
         }
-        let Ok(body) = fs.read_text(path, budget.saturating_sub(used) * 4) else {
+        let Ok(body) = fs.read_text(path, budget.saturating_sub(used) * 4).await else {
             continue;
         };
         let item = Item::system(format!("{AUTO_READ_PREFIX}{path}]\n{body}"));

@@ -67,24 +67,25 @@ fn fx() -> Fx {
     Fx { dir, view }
 }
 
-#[test]
-fn a_resolved_ref_becomes_a_system_item_after_the_user_text() {
+#[tokio::test]
+async fn a_resolved_ref_becomes_a_system_item_after_the_user_text() {
     let f = fx();
     let (user, items, alerts) = f
         .view
-        .prepare(&parse_prompt("what is in @a.txt?"), 16 * 1024);
+        .prepare(&parse_prompt("what is in @a.txt?"), 16 * 1024)
+        .await;
     assert_eq!(user, "what is in @a.txt?");
     assert_eq!(items, [Item::system("[File: a.txt]\nalpha\n")]);
     assert!(alerts.is_empty());
 }
 
-#[test]
-fn big_files_are_cut_at_a_char_boundary_with_a_visible_notice() {
+#[tokio::test]
+async fn big_files_are_cut_at_a_char_boundary_with_a_visible_notice() {
     let f = fx();
     let ws = f.dir.path().join("ws");
     let body = "日本語".repeat(3000); // 27,000 bytes of 3-byte chars
     std::fs::write(ws.join("big.txt"), &body).unwrap();
-    let item = f.view.resolve_file_ref("big.txt", 16 * 1024).unwrap();
+    let item = f.view.resolve_file_ref("big.txt", 16 * 1024).await.unwrap();
     let Item::System { text } = item else {
         panic!()
     };
@@ -96,13 +97,16 @@ fn big_files_are_cut_at_a_char_boundary_with_a_visible_notice() {
     assert!(text.len() < 16 * 1024 + 200);
 }
 
-#[test]
-fn failures_raise_a_warn_alert_and_leave_a_placeholder_only() {
+#[tokio::test]
+async fn failures_raise_a_warn_alert_and_leave_a_placeholder_only() {
     let f = fx();
-    let (user, items, alerts) = f.view.prepare(
-        &parse_prompt("@missing.txt @bin.dat @../outside.txt @a.txt"),
-        16 * 1024,
-    );
+    let (user, items, alerts) = f
+        .view
+        .prepare(
+            &parse_prompt("@missing.txt @bin.dat @../outside.txt @a.txt"),
+            16 * 1024,
+        )
+        .await;
     assert_eq!(
         user,
         "[unresolved file ref: missing.txt] [unresolved file ref: bin.dat] [unresolved file ref: ../outside.txt] @a.txt"
@@ -114,17 +118,17 @@ fn failures_raise_a_warn_alert_and_leave_a_placeholder_only() {
     assert!(alerts[1].message.contains("binary"));
     assert!(alerts[2].message.contains("outside the workspace"));
     assert_eq!(
-        f.view.resolve_file_ref("missing.txt", 10),
+        f.view.resolve_file_ref("missing.txt", 10).await,
         Err(ResolveError::NotFound("missing.txt".into()))
     );
     assert_eq!(
-        f.view.resolve_file_ref("bin.dat", 10),
+        f.view.resolve_file_ref("bin.dat", 10).await,
         Err(ResolveError::Binary("bin.dat".into()))
     );
 }
 
-#[test]
-fn escapes_are_all_refused() {
+#[tokio::test]
+async fn escapes_are_all_refused() {
     let f = fx();
     let outside = f.dir.path().join("outside.txt").display().to_string();
     for path in [
@@ -139,13 +143,17 @@ fn escapes_are_all_refused() {
         "sub/./up/outside.txt",
     ] {
         assert_eq!(
-            f.view.resolve_file_ref(path, 1024),
+            f.view.resolve_file_ref(path, 1024).await,
             Err(ResolveError::OutOfScope(path.to_owned())),
             "{path} must be refused"
         );
     }
     // Symlinks that stay inside are fine.
-    assert!(f.view.resolve_file_ref("sub/up/ws/a.txt", 1024).is_ok());
+    assert!(f
+        .view
+        .resolve_file_ref("sub/up/ws/a.txt", 1024)
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -158,4 +166,78 @@ async fn the_interceptor_hands_over_the_stash_once() {
         PromptAction::ContinueWith(vec![Item::system("[File: a]\nx")])
     );
     assert_eq!(pod.on_prompt_submit(&user).await, PromptAction::Continue);
+}
+
+/// The disk, except for one file whose text a front end holds (an editor's unsaved
+/// buffer).
+#[derive(Debug)]
+struct Buffered {
+    path: std::path::PathBuf,
+    text: &'static str,
+}
+
+#[async_trait::async_trait]
+impl saki_tools::fs::Fs for Buffered {
+    async fn stat(&self, path: &std::path::Path) -> std::io::Result<Option<saki_tools::fs::Stat>> {
+        saki_tools::fs::DiskFs.stat(path).await
+    }
+    async fn read(&self, path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+        saki_tools::fs::DiskFs.read(path, max).await
+    }
+    async fn open(&self, path: &std::path::Path) -> std::io::Result<saki_tools::fs::Opened> {
+        if path == self.path {
+            return Ok(saki_tools::fs::Opened {
+                reader: Box::new(std::io::Cursor::new(self.text.as_bytes())),
+                len: self.text.len() as u64,
+            });
+        }
+        saki_tools::fs::DiskFs.open(path).await
+    }
+    async fn write(&self, path: &std::path::Path, content: &[u8]) -> std::io::Result<()> {
+        saki_tools::fs::DiskFs.write(path, content).await
+    }
+    async fn remove_file(&self, path: &std::path::Path) -> std::io::Result<()> {
+        saki_tools::fs::DiskFs.remove_file(path).await
+    }
+    async fn list_dir(&self, dir: &std::path::Path) -> std::io::Result<Vec<String>> {
+        saki_tools::fs::DiskFs.list_dir(dir).await
+    }
+    async fn glob(
+        &self,
+        base: &std::path::Path,
+        matcher: &saki_tools::fs::GlobMatcher,
+    ) -> Result<Vec<String>, saki_llm_worker::ToolError> {
+        saki_tools::fs::DiskFs.glob(base, matcher).await
+    }
+    async fn grep(
+        &self,
+        base: &std::path::Path,
+        query: &saki_tools::fs::GrepQuery,
+    ) -> Result<saki_tools::fs::Found, saki_llm_worker::ToolError> {
+        saki_tools::fs::DiskFs.grep(base, query).await
+    }
+}
+
+/// `@path` and compaction's re-reads read through the workspace's file system: in an
+/// editor, the buffer it holds, not the file on disk.
+#[tokio::test]
+async fn a_reference_reads_what_the_workspaces_file_system_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "on disk\n").unwrap();
+    let mut workspace = Workspace::new(dir.path()).unwrap();
+    let real = workspace.root().join("a.txt");
+    workspace.set_fs(Arc::new(Buffered {
+        path: real,
+        text: "unsaved edit\n",
+    }));
+    let view = FsView::new(Arc::new(workspace));
+    let (_, items, alerts) = view
+        .prepare(&parse_prompt("look at @a.txt"), 16 * 1024)
+        .await;
+    assert!(alerts.is_empty(), "{alerts:?}");
+    assert_eq!(items, [Item::system("[File: a.txt]\nunsaved edit\n")]);
+    assert_eq!(
+        view.read_text("a.txt", 1024).await.unwrap(),
+        "unsaved edit\n"
+    );
 }

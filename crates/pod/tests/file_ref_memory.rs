@@ -24,8 +24,8 @@ fn start() -> u64 {
     peak_kb()
 }
 
-#[test]
-fn a_reference_to_a_huge_file_reads_its_cap() {
+#[tokio::test]
+async fn a_reference_to_a_huge_file_reads_its_cap() {
     let dir = tempfile::tempdir().unwrap();
     // 700 MB that take no disk: 20 KB of text, then a hole of NUL bytes.
     let mut file = std::fs::File::create(dir.path().join("huge.log")).unwrap();
@@ -37,7 +37,7 @@ fn a_reference_to_a_huge_file_reads_its_cap() {
     let view = FsView::new(Arc::new(Workspace::new(dir.path()).unwrap()));
 
     let base = start();
-    let item = view.resolve_file_ref("huge.log", 16 * 1024).unwrap();
+    let item = view.resolve_file_ref("huge.log", 16 * 1024).await.unwrap();
     let grown = peak_kb().saturating_sub(base);
     eprintln!("@huge.log: peak +{grown} kB");
     let Item::System { text } = &item else {
@@ -52,7 +52,7 @@ fn a_reference_to_a_huge_file_reads_its_cap() {
     assert!(grown < MAX_GROWTH_KB, "@path: {grown} kB");
 
     let base = start();
-    let body = view.read_text("huge.log", 4096).unwrap();
+    let body = view.read_text("huge.log", 4096).await.unwrap();
     let grown = peak_kb().saturating_sub(base);
     eprintln!("read_text: peak +{grown} kB");
     assert!(body.starts_with("log line 00000"), "{body:.100}");

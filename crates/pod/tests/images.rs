@@ -27,12 +27,13 @@ fn fx() -> Fx {
     Fx { dir, ws }
 }
 
-#[test]
-fn an_image_reference_becomes_an_image_item_after_the_prompt() {
+#[tokio::test]
+async fn an_image_reference_becomes_an_image_item_after_the_prompt() {
     let f = fx();
     let view = FsView::new(f.ws.clone()).with_vision("m", true);
-    let (text, items, alerts) =
-        view.prepare(&parse_prompt("compare @shot.png and @capture"), 16 * 1024);
+    let (text, items, alerts) = view
+        .prepare(&parse_prompt("compare @shot.png and @capture"), 16 * 1024)
+        .await;
     assert!(alerts.is_empty(), "{alerts:?}");
     assert_eq!(text, "compare @shot.png and @capture");
     assert_eq!(items.len(), 2);
@@ -52,11 +53,13 @@ fn an_image_reference_becomes_an_image_item_after_the_prompt() {
     }
 }
 
-#[test]
-fn images_that_cannot_be_attached_are_alerts_with_the_placeholder() {
+#[tokio::test]
+async fn images_that_cannot_be_attached_are_alerts_with_the_placeholder() {
     let f = fx();
     let view = FsView::new(f.ws.clone()).with_vision("m", true);
-    let (text, items, alerts) = view.prepare(&parse_prompt("@fake.png @link.png"), 16 * 1024);
+    let (text, items, alerts) = view
+        .prepare(&parse_prompt("@fake.png @link.png"), 16 * 1024)
+        .await;
     assert!(items.is_empty(), "{items:?}");
     assert_eq!(
         text,
@@ -74,7 +77,7 @@ fn images_that_cannot_be_attached_are_alerts_with_the_placeholder() {
     );
 
     let blind = FsView::new(f.ws.clone()).with_vision("qwen3-coder", false);
-    let (_, items, alerts) = blind.prepare(&parse_prompt("@shot.png"), 16 * 1024);
+    let (_, items, alerts) = blind.prepare(&parse_prompt("@shot.png"), 16 * 1024).await;
     assert!(items.is_empty());
     assert_eq!(alerts[0].level, AlertLevel::Warn);
     assert!(
@@ -86,11 +89,13 @@ fn images_that_cannot_be_attached_are_alerts_with_the_placeholder() {
     assert!(alerts[0].message.contains("vision = true"), "{alerts:?}");
 }
 
-#[test]
-fn the_log_holds_a_reference_and_a_resumed_session_has_the_bytes_again() {
+#[tokio::test]
+async fn the_log_holds_a_reference_and_a_resumed_session_has_the_bytes_again() {
     let f = fx();
     let view = FsView::new(f.ws.clone()).with_vision("m", true);
-    let (text, images, _) = view.prepare(&parse_prompt("what is @shot.png"), 16 * 1024);
+    let (text, images, _) = view
+        .prepare(&parse_prompt("what is @shot.png"), 16 * 1024)
+        .await;
     let sessions = f.dir.path().join("sessions");
     let store = SessionStore::new(&sessions);
     let mut writer = store.create("/ws", "p", "m", "t", None).unwrap();
