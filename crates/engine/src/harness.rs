@@ -51,6 +51,7 @@ pub fn settings() -> Settings {
         compaction: CompactionSettings::new("fast", 0, 0),
         prewarm: false,
         prompt_cache_key_by_session: false,
+        attach_named_files: false,
     }
 }
 

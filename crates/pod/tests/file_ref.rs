@@ -241,3 +241,49 @@ async fn a_reference_reads_what_the_workspaces_file_system_holds() {
         "unsaved edit\n"
     );
 }
+
+#[test]
+fn words_that_may_name_a_file_are_found_however_they_are_quoted() {
+    assert_eq!(
+        named_paths("What does add in `calc.py` do? And src/app.rs, (notes.md)."),
+        ["calc.py", "src/app.rs", "notes.md"]
+    );
+    assert_eq!(
+        named_paths("see https://x.io/a.html, @b.txt, --out=x.json, ... and 3.14"),
+        ["3.14"],
+        "URLs, references and options are not names; a number may be, the file decides"
+    );
+    assert!(named_paths("fix the bug in the parser").is_empty());
+}
+
+/// A file a prompt names without `@` joins it as `@path` would; a word that names no file,
+/// a directory, a binary, an escape, or one already referenced is left alone.
+#[tokio::test]
+async fn files_a_prompt_names_are_attached_and_nothing_else_is() {
+    let f = fx();
+    let ws = f.dir.path().join("ws");
+    std::fs::write(ws.join("sub/b.txt"), "beta\n").unwrap();
+    let items = f
+        .view
+        .attach_named(
+            "compare a.txt with sub/b.txt, bin.dat, sub/, link.txt, sub/up/outside.txt and c.txt",
+            1024,
+            &[],
+        )
+        .await;
+    assert_eq!(
+        items,
+        [
+            Item::system("[File: a.txt]\nalpha\n"),
+            Item::system("[File: sub/b.txt]\nbeta\n")
+        ]
+    );
+    let skipped = f
+        .view
+        .attach_named("a.txt again", 1024, &["a.txt".to_owned()])
+        .await;
+    assert!(
+        skipped.is_empty(),
+        "already an @path reference: {skipped:?}"
+    );
+}
