@@ -223,9 +223,6 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
             && resolved.server.is_some()
             && saki_engine::is_local(&resolved.base_url),
         prompt_cache_key_by_session: prompt_cache_key(resolved, "").is_some(),
-        // A small local model answers about a file it never opened: it reads what it is
-        // shown far more reliably than it calls read_file first.
-        attach_named_files: resolved.small_local_model(),
     }
 }
 

@@ -51,7 +51,6 @@ pub fn settings() -> Settings {
         compaction: CompactionSettings::new("fast", 0, 0),
         prewarm: false,
         prompt_cache_key_by_session: false,
-        attach_named_files: false,
     }
 }
 

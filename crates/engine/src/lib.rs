@@ -123,9 +123,6 @@ pub struct Settings {
     pub prewarm: bool,
     /// The session id is the provider's prompt cache key (OpenAI).
     pub prompt_cache_key_by_session: bool,
-    /// Attach the text files a prompt names without `@` (`fix calc.py`), as `@path`
-    /// would: for a small model, which otherwise answers about a file it never read.
-    pub attach_named_files: bool,
 }
 
 /// Re-resolves the settings when the person picks another model (`/model`): `model` and

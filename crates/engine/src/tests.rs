@@ -516,28 +516,3 @@ async fn a_cancel_hands_the_queued_prompts_back_unsent() {
         "the handed-back prompt was not sent"
     );
 }
-
-/// A small model's prompt that names a file without `@` carries the file, as `@path`
-/// would; without the setting, it carries only the words.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_the_prompt_names_is_attached_only_when_settings_ask() {
-    for attach in [true, false] {
-        let server = MockServer::start().unwrap();
-        server.push(Turn::text("it adds"));
-        let mut h = start_with(&server, ApprovalMode::Default, false, |s| {
-            s.attach_named_files = attach;
-        });
-        std::fs::write(
-            h.ws.path().join("calc.py"),
-            "def add(a, b):\n    return a + b\n",
-        )
-        .unwrap();
-        h.send(Action::Submit {
-            text: "What does add in calc.py do?".into(),
-        });
-        h.until(turn_finished).await;
-        let body = server.requests()[0].body.to_string();
-        assert_eq!(body.contains("[File: calc.py]"), attach, "{body}");
-        assert_eq!(body.contains("return a + b"), attach, "{body}");
-    }
-}

@@ -10,10 +10,6 @@ use saki_tools::Workspace;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// Cap on each file a prompt names without `@` (see `Settings::attach_named_files`): a
-/// small model's prompt is read at tens of tokens a second.
-const NAMED_FILE_MAX_BYTES: usize = 8 * 1024;
-
 use crate::Action;
 
 impl Engine {
@@ -57,22 +53,6 @@ impl Engine {
             .await;
         for alert in alerts {
             self.send(alert.into());
-        }
-        if self.settings.attach_named_files {
-            let referenced: Vec<String> = parse_prompt(&expanded.text)
-                .into_iter()
-                .filter_map(|s| match s {
-                    saki_pod::Segment::FileRef { path } => Some(path),
-                    saki_pod::Segment::Text(_) => None,
-                })
-                .collect();
-            let cap = self
-                .settings
-                .tool_output_max_bytes
-                .min(NAMED_FILE_MAX_BYTES);
-            let named = view.attach_named(&expanded.text, cap, &referenced).await;
-            tracing::debug!(files = named.len(), "files the prompt names, attached");
-            files.extend(named);
         }
         for attachment in attachments {
             let attached = match &attachment {

@@ -72,7 +72,6 @@ impl SessionConfig for Recording {
             compaction: CompactionSettings::new("main", 0, 0),
             prewarm: false,
             prompt_cache_key_by_session: false,
-            attach_named_files: false,
         };
         Ok(SessionSpec {
             client: ClientConfig::new(WireApi::Chat, self.base_url.clone()),

@@ -69,33 +69,6 @@ pub fn parse_prompt(input: &str) -> Vec<Segment> {
     segments
 }
 
-/// Most files a prompt names without `@` that are attached (see [`FsView::attach_named`]).
-const MAX_NAMED: usize = 3;
-
-/// Words of a prompt that may name a workspace file without `@` (`calc.py`,
-/// `src/app.rs`, `` `config.json` ``): a word with a `.` or `/` inside, with quotes,
-/// backticks, brackets and sentence punctuation around it stripped. URLs, options,
-/// `@path` references and words of dots alone are not. Whether a file is there is the
-/// caller's to check.
-pub fn named_paths(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        let word = word
-            .trim_start_matches(['`', '"', '\'', '(', '[', '<'])
-            .trim_end_matches(['`', '"', '\'', ')', ']', '>', '.', ',', ';', ':', '!', '?']);
-        let inner = word.trim_matches(['.', '/']);
-        let names_one = !inner.is_empty()
-            && (word.contains('.') || word.contains('/'))
-            && !word.starts_with(['@', '-'])
-            && !word.contains("://")
-            && inner.chars().any(char::is_alphanumeric);
-        if names_one && !out.iter().any(|w| w == word) {
-            out.push(word.to_owned());
-        }
-    }
-    out
-}
-
 fn token(path: &str) -> String {
     if path.contains(char::is_whitespace) {
         format!("@\"{path}\"")
@@ -268,33 +241,6 @@ impl FsView {
         // A file that grew since its length was read is at least as long as what was read.
         let len = opened.len.max(bytes.len() as u64);
         Ok((bytes, len))
-    }
-
-    /// The text files a prompt names without `@` (see [`named_paths`]) that are in the
-    /// workspace, as the items `@path` would give, each cut past `max_bytes`: at most
-    /// [`MAX_NAMED`], none that `skip` already holds. A word that names nothing there, a
-    /// directory, an image, a binary or anything out of scope is left alone, silently: it
-    /// may not have meant a file at all.
-    pub async fn attach_named(&self, text: &str, max_bytes: usize, skip: &[String]) -> Vec<Item> {
-        let mut items = Vec::new();
-        for path in named_paths(text) {
-            if items.len() == MAX_NAMED || skip.contains(&path) {
-                continue;
-            }
-            let Ok(real) = self.real(&path).await else {
-                continue;
-            };
-            if saki_tools::image::is_image_name(&real) {
-                continue;
-            }
-            let Ok((bytes, len)) = self.read_start(&real, &path, max_bytes).await else {
-                continue;
-            };
-            if let Ok(body) = text_of(&bytes, len, &path, max_bytes) {
-                items.push(Item::system(format!("[File: {path}]\n{body}")));
-            }
-        }
-        items
     }
 
     /// Resolves every reference in order: the user text (failed references become

@@ -13,7 +13,7 @@ pub use store::{LoadedSession, SessionMeta, SessionStore, SessionWriter, StoreEr
 pub mod file_ref;
 
 pub use file_ref::{
-    named_paths, parse_prompt, Alert, AlertLevel, FsView, PodInterceptor, ResolveError, Segment,
+    parse_prompt, Alert, AlertLevel, FsView, PodInterceptor, ResolveError, Segment,
 };
 pub mod instructions;
 
