@@ -58,7 +58,7 @@ pub fn run(args: AcpArgs) -> ExitCode {
         }
         let factory = Arc::new(Factory {
             args,
-            local: tokio::sync::Mutex::new(None),
+            local: saki_engine::local_server::SharedServer::default(),
         });
         match saki_acp::serve_stdio(factory).await {
             Ok(()) => ExitCode::Success,
@@ -72,48 +72,15 @@ pub fn run(args: AcpArgs) -> ExitCode {
 
 struct Factory {
     args: AcpArgs,
-    /// `--local`'s model server, started with the first session and shared by every
-    /// session after it (an editor opens several; one server, one model in memory).
-    local: tokio::sync::Mutex<Option<saki_engine::local_server::LocalServer>>,
-}
-
-impl Factory {
-    /// The provider flags a session starts with: `--local` becomes the shared server's
-    /// address (the server started first if it is not yet).
-    async fn provider_args(&self) -> Result<ProviderArgs, StartError> {
-        let Some(model) = self.args.provider.local.clone() else {
-            return Ok(self.args.provider.clone());
-        };
-        let mut local = self.local.lock().await;
-        if local.is_none() {
-            let note = |n: &str| tracing::info!("{n}");
-            let server = saki_engine::local_server::start(
-                &model,
-                saki_engine::local_server::DEFAULT_CONTEXT,
-                &note,
-            )
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-            tracing::info!(
-                "serving {} with {} at {}",
-                model.display(),
-                server.how,
-                server.base_url
-            );
-            *local = Some(server);
-        }
-        let mut args = self.args.provider.clone();
-        args.local = None;
-        args.base_url = local.as_ref().map(|s| s.base_url.clone());
-        args.provider.get_or_insert_with(|| "llamacpp".to_owned());
-        Ok(args)
-    }
+    /// `--local`'s model server (or config's `local_model`), started with the first
+    /// session and shared by every session after it.
+    local: saki_engine::local_server::SharedServer,
 }
 
 struct Closer {
     mcp: saki_engine::mcp::McpSession,
     telemetry: Option<crate::telemetry::Tap>,
-    _local: Option<saki_engine::local_server::LocalServer>,
+    _local: Option<Arc<saki_engine::local_server::LocalServer>>,
 }
 
 #[async_trait]
@@ -153,9 +120,8 @@ impl SessionFactory for Factory {
             (Resume::New, Some(request.session_id.clone()))
         };
         let no_suggestions = self.args.no_suggestions;
-        let provider = self.provider_args().await?;
         let opened = crate::open::open(crate::open::Open {
-            provider: &provider,
+            provider: &self.args.provider,
             run: &run,
             workspace,
             resume,
@@ -165,6 +131,7 @@ impl SessionFactory for Factory {
             note: &|note| tracing::info!("{note}"),
             extra_mcp: client_servers(&request.mcp_servers)?,
             session_id,
+            shared_local: Some(&self.local),
         })
         .await
         .map_err(|e| StartError {

@@ -80,6 +80,7 @@ pub async fn run(args: CompactArgs) -> ExitCode {
         note: &|n| eprintln!("note: {}", saki_tools::sanitize::sanitize(n)),
         extra_mcp: Vec::new(),
         session_id: None,
+        shared_local: None,
     })
     .await;
     let crate::open::Opened {

@@ -127,6 +127,7 @@ pub async fn run(args: ExecArgs) -> ExitCode {
         note: &|n| eprintln!("note: {}", sanitize(n)),
         extra_mcp: Vec::new(),
         session_id: None,
+        shared_local: None,
     })
     .await;
     let crate::open::Opened {

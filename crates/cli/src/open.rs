@@ -43,6 +43,8 @@ pub struct Open<'a> {
     pub extra_mcp: Vec<(String, ServerConfig)>,
     /// The id a new session's log will have (an editor names it at once).
     pub session_id: Option<String>,
+    /// A local model server shared by this process's sessions (`saki acp`'s).
+    pub shared_local: Option<&'a saki_engine::local_server::SharedServer>,
 }
 
 /// A session ready to run.
@@ -57,7 +59,7 @@ pub struct Opened {
     pub sandbox: SandboxStatus,
     pub mcp: saki_engine::mcp::McpSession,
     /// The local model server, kept alive as long as this is.
-    pub local: Option<saki_engine::local_server::LocalServer>,
+    pub local: Option<Arc<saki_engine::local_server::LocalServer>>,
     pub suggestions: bool,
     pub resumed: bool,
     /// Spans for the session's events, when config asks; `telemetry::finish` ends it.
@@ -182,6 +184,7 @@ pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
             note: o.note,
             extra_mcp: o.extra_mcp,
             session_id: o.session_id,
+            shared_local: o.shared_local,
         },
     )
     .await?;

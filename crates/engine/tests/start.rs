@@ -153,6 +153,7 @@ async fn the_builder_asks_config_in_order_starts_resumes_and_fails_with_exit_cod
         note: &|_| {},
         extra_mcp: Vec::new(),
         session_id: None,
+        shared_local: None,
     };
 
     // A new session: config is asked in order, and the engine answers.

@@ -70,6 +70,7 @@ async fn run_async(args: InteractiveArgs) -> ExitCode {
         note: &|n| eprintln!("note: {}", sanitize(n)),
         extra_mcp: Vec::new(),
         session_id: None,
+        shared_local: None,
     })
     .await;
     let crate::open::Opened {

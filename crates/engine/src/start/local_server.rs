@@ -59,8 +59,37 @@ pub enum LocalError {
 /// A running server; dropping it stops the server.
 pub struct LocalServer {
     child: tokio::process::Child,
+    /// The model it serves.
+    pub model: PathBuf,
     pub base_url: String,
     pub how: &'static str,
+}
+
+/// One server shared by the sessions of one process (an editor opens several: one
+/// server, one model in memory): started with the first session that asks for it, and
+/// stopped once no session holds it. A session that asks for another model gets a
+/// server of its own, which the next ones share.
+#[derive(Default)]
+pub struct SharedServer {
+    server: tokio::sync::Mutex<Option<std::sync::Arc<LocalServer>>>,
+}
+
+impl SharedServer {
+    /// The server for `model`, started if none runs for it.
+    pub async fn get(
+        &self,
+        model: &Path,
+        context: u32,
+        note: &(dyn Fn(&str) + Sync),
+    ) -> Result<std::sync::Arc<LocalServer>, LocalError> {
+        let mut slot = self.server.lock().await;
+        if let Some(server) = slot.as_ref().filter(|s| s.model == model) {
+            return Ok(server.clone());
+        }
+        let server = std::sync::Arc::new(start(model, context, note).await?);
+        *slot = Some(server.clone());
+        Ok(server)
+    }
 }
 
 impl Drop for LocalServer {
@@ -231,6 +260,7 @@ pub async fn start(
     }
     Ok(LocalServer {
         child,
+        model: model.to_path_buf(),
         base_url,
         how,
     })

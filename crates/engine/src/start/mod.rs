@@ -148,6 +148,9 @@ pub struct Start<'a> {
     pub extra_mcp: Vec<(String, ServerConfig)>,
     /// The id a new session's log will have (an editor names it at once).
     pub session_id: Option<String>,
+    /// Where a local model server comes from when config asks for one: shared by the
+    /// sessions of one process (an editor's); `None`: the session starts its own.
+    pub shared_local: Option<&'a local_server::SharedServer>,
 }
 
 /// A session ready to run.
@@ -161,8 +164,9 @@ pub struct Started {
     /// The session's shell runtime (`/shells` lists its background commands).
     pub shell: Arc<ShellRuntime>,
     pub mcp: mcp::McpSession,
-    /// The local model server, kept alive as long as this is.
-    pub local: Option<local_server::LocalServer>,
+    /// The local model server, kept alive as long as this is (and, shared, as long as
+    /// another session holds it).
+    pub local: Option<Arc<local_server::LocalServer>>,
     pub resumed: bool,
     /// What the person should know before the first prompt: config keys ignored, a
     /// sandbox not in force, what a killed saki left and was repaired, problems of a
@@ -188,9 +192,13 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
     config.resolve(recorded)?;
     let local = match config.local_model() {
         Some(model) => {
-            let server = local_server::start(&model.path, model.context, s.note)
-                .await
-                .map_err(|e| StartError::config(e.to_string()))?;
+            let server = match s.shared_local {
+                Some(shared) => shared.get(&model.path, model.context, s.note).await,
+                None => local_server::start(&model.path, model.context, s.note)
+                    .await
+                    .map(Arc::new),
+            }
+            .map_err(|e| StartError::config(e.to_string()))?;
             (s.note)(&format!(
                 "serving {} with {} at {}",
                 model.path.display(),
