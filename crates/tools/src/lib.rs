@@ -15,6 +15,7 @@ pub mod grants;
 pub mod grep;
 pub mod image;
 pub mod intent;
+mod lean;
 pub mod listing;
 pub mod mcp_approval;
 pub mod plan;
@@ -130,63 +131,16 @@ pub fn builtin_server(workspace: Arc<Workspace>) -> Result<ToolServer, ToolServe
     tool_server(workspace, false)
 }
 
-/// A tool server holding the built-in tools; `lean`: without [`EXTRA_TOOLS`].
+/// A tool server holding the built-in tools; `lean`: without [`EXTRA_TOOLS`], and `shell`
+/// and `read_file` narrowed (see [`lean`]).
 pub fn tool_server(workspace: Arc<Workspace>, lean: bool) -> Result<ToolServer, ToolServerError> {
     let mut server = ToolServer::new();
     for tool in builtin_tools(workspace) {
         if lean && EXTRA_TOOLS.contains(&tool.name()) {
             continue;
         }
-        let tool: Arc<dyn Tool> = if lean && tool.name() == "shell" {
-            Arc::new(ForegroundShell(tool))
-        } else {
-            tool
-        };
+        let tool = if lean { lean::narrowed(tool) } else { tool };
         server.register(tool)?;
     }
     Ok(server)
-}
-
-/// `shell` in a lean set: without `background`, since that set offers no `shell_output`
-/// or `shell_kill` to read or stop such a command; a call that asks for it anyway runs in
-/// the foreground.
-struct ForegroundShell(Arc<dyn Tool>);
-
-#[async_trait::async_trait]
-impl Tool for ForegroundShell {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn description(&self) -> &str {
-        self.0.description()
-    }
-    fn input_schema(&self) -> serde_json::Value {
-        let mut schema = self.0.input_schema();
-        if let Some(properties) = schema["properties"].as_object_mut() {
-            properties.remove("background");
-        }
-        schema
-    }
-    fn rank(&self) -> u32 {
-        self.0.rank()
-    }
-    fn read_only(&self) -> bool {
-        self.0.read_only()
-    }
-    async fn execute(
-        &self,
-        input: &str,
-        ctx: saki_llm_worker::ToolExecutionContext,
-    ) -> Result<saki_llm_worker::ToolOutput, saki_llm_worker::ToolError> {
-        let mut args: serde_json::Value = serde_json::from_str(input).unwrap_or_default();
-        let asked = args
-            .as_object_mut()
-            .and_then(|fields| fields.remove("background"))
-            .is_some();
-        if asked {
-            self.0.execute(&args.to_string(), ctx).await
-        } else {
-            self.0.execute(input, ctx).await
-        }
-    }
 }

@@ -746,3 +746,46 @@ async fn a_lean_shell_has_no_background_and_runs_such_a_call_in_the_foreground()
         .get("background")
         .is_some());
 }
+
+/// A small model passes `limit` by habit and answers from the fragment: the lean
+/// `read_file` offers no `limit` and reads the whole file when a call passes one.
+#[tokio::test]
+async fn a_lean_read_file_has_no_limit_and_reads_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "item,amount\npen,3\nbook,12\n",
+    )
+    .unwrap();
+    let server =
+        saki_tools::tool_server(Arc::new(Workspace::new(dir.path()).unwrap()), true).unwrap();
+    let read = server.get("read_file").unwrap();
+    let properties = read.input_schema()["properties"].clone();
+    assert!(properties.get("limit").is_none() && properties.get("offset").is_some());
+    assert!(!read.description().contains("limit"));
+    let ctx = ToolExecutionContext {
+        call_id: "c".into(),
+        batch_id: "b".into(),
+        call_index: 0,
+    };
+    let out = server
+        .call_tool(
+            "read_file",
+            r#"{"path": "sales.csv", "limit": 1}"#,
+            ctx.clone(),
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("book,12") && out.contains("[3 lines in all]"),
+        "{out}"
+    );
+    let full = builtin_server(Arc::new(Workspace::new(dir.path()).unwrap())).unwrap();
+    let out = full
+        .call_tool("read_file", r#"{"path": "sales.csv", "limit": 1}"#, ctx)
+        .await
+        .unwrap()
+        .content;
+    assert!(!out.contains("book,12"), "the full set keeps limit: {out}");
+}
