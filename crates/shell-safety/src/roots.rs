@@ -52,14 +52,21 @@ impl Roots {
     }
 
     /// Small models often write workspace paths as if the workspace were `/` (`/docs`
-    /// for `docs`). Such a path that names nothing on this machine, while the same path
-    /// under the first root does exist, means the workspace one. It can only lead inside.
+    /// for `docs`), or as if it were one of its parents: they drop the workspace's last
+    /// name from its absolute path (`/home/ann/config.json` in `/home/ann/shop`). Such a
+    /// path that names nothing on this machine, while the rest of it after that parent
+    /// (the nearest first) does exist under the first root, means the workspace one. It
+    /// only resolves to a path that exists, and `check` still keeps it inside.
     fn rooted_in_workspace(&self, p: &Path) -> Option<PathBuf> {
         if self.roots.iter().any(|r| p.starts_with(r)) || p.symlink_metadata().is_ok() {
             return None;
         }
-        let inside = self.root().join(p.strip_prefix("/").ok()?);
-        inside.symlink_metadata().ok().map(|_| inside)
+        self.root()
+            .ancestors()
+            .skip(1)
+            .filter_map(|parent| p.strip_prefix(parent).ok())
+            .map(|rest| self.root().join(rest))
+            .find(|inside| inside.symlink_metadata().is_ok())
     }
 
     fn check(&self, original: &str, resolved: PathBuf) -> Result<PathBuf, ScopeError> {
@@ -94,7 +101,17 @@ impl Roots {
     /// canonicalized (so a symlinked directory cannot lead outside); a `..` below a
     /// missing directory cannot be resolved and is refused.
     pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ScopeError> {
-        let abs = self.absolute(path);
+        self.resolve_abs_for_write(path, self.absolute(path))
+    }
+
+    /// [`Self::resolve_for_write`] for a path as a program reads it: without the reading
+    /// of a model's misplaced absolute paths, which only the tools apply. A shell command
+    /// opens `/docs` itself, never the workspace's `docs`.
+    pub fn resolve_literal_for_write(&self, path: &str) -> Result<PathBuf, ScopeError> {
+        self.resolve_abs_for_write(path, self.root().join(path))
+    }
+
+    fn resolve_abs_for_write(&self, path: &str, abs: PathBuf) -> Result<PathBuf, ScopeError> {
         let mut existing = abs.as_path();
         let mut rest = Vec::new();
         loop {
@@ -128,5 +145,56 @@ impl Roots {
             Ok(rel) => rel.display().to_string(),
             Err(_) => path.display().to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace `shop` inside a parent that holds nothing but it.
+    fn shop() -> (tempfile::TempDir, Roots) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("shop");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("config.json"), "{}").unwrap();
+        let roots = Roots::new(&root).unwrap();
+        (dir, roots)
+    }
+
+    #[test]
+    fn a_missing_absolute_path_that_names_a_workspace_path_means_it() {
+        let (dir, roots) = shop();
+        let root = roots.root().to_path_buf();
+        let parent = dir.path().canonicalize().unwrap();
+        // Rooted at `/`, or at a parent of the workspace (its last name dropped).
+        assert_eq!(roots.resolve("/docs").unwrap(), root.join("docs"));
+        let dropped = parent.join("config.json");
+        assert_eq!(
+            roots.resolve(dropped.to_str().unwrap()).unwrap(),
+            root.join("config.json")
+        );
+        // Nothing that exists is read differently, and nothing missing is created inside.
+        std::fs::write(parent.join("real.txt"), "x").unwrap();
+        assert!(roots
+            .resolve(parent.join("real.txt").to_str().unwrap())
+            .is_err());
+        assert!(roots
+            .resolve_for_write(parent.join("new.txt").to_str().unwrap())
+            .is_err());
+        // `..` in the rest cannot lead out: the result is checked like any other.
+        let sneaky = parent.join("../shop/../../etc/passwd");
+        assert!(roots.resolve(sneaky.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_program_reads_an_absolute_path_as_written() {
+        let (dir, roots) = shop();
+        let dropped = dir.path().canonicalize().unwrap().join("config.json");
+        assert!(roots
+            .resolve_literal_for_write(dropped.to_str().unwrap())
+            .is_err());
+        assert!(roots.resolve_literal_for_write("/docs").is_err());
+        assert!(roots.resolve_literal_for_write("docs/new.md").is_ok());
     }
 }

@@ -632,7 +632,9 @@ fn check_token(workspace: &Roots, bases: &[PathBuf], token: &str) -> Result<(), 
 fn resolve(workspace: &Roots, base: &Path, path: &str) -> Result<PathBuf, String> {
     let full = base.join(path);
     let full = full.to_str().ok_or("not UTF-8")?;
-    workspace.resolve_for_write(full).map_err(|e| e.to_string())
+    workspace
+        .resolve_literal_for_write(full)
+        .map_err(|e| e.to_string())
 }
 
 /// The first symlink under the workspace roots whose target is outside them, as
