@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
 #
-#   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp]
+#   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
 #                        [--only task1,task2] [-- SAKI_ARGS...]
 #
 # Runs the 36 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
 # checked by running the code, several files and formats), split into a tuning half and
 # a held-out half whose results are printed only as totals, with Qwen2.5-Coder-0.5B
 # on llama.cpp's server (xllamacpp, stock sampling), reached by a bare --base-url (or
-# --provider llamacpp), once with the model's own chat template ("own") and
+# --provider llamacpp, or a server `saki --local` starts per task: --via local, own template
+# only), once with the model's own chat template ("own") and
 # once with a template whose tool calls have no <tool_call> tags ("tagless",
 # scripts/e2e/qwen-tools.jinja). Each task is checked on the answer and on the files.
 # Prints PASS/FAIL per tuning task, totals per half and times; exits 1 when a half passes

@@ -80,19 +80,25 @@ def prepare(ws, files):
             f.write(body)
 
 
-# How saki reaches the server: a bare `--base-url` (saki finds out what serves it), or
-# the server named with `--provider llamacpp`.
+# How saki reaches the server: a bare `--base-url` (saki finds out what serves it), the
+# server named with `--provider llamacpp`, or a server saki starts itself for each task
+# with `--local MODEL.gguf` (the suite's own server then sits idle).
 VIA = {
     "base-url": [],
     "llamacpp": ["--provider", "llamacpp"],
+    "local": None,
 }
 
 
-def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-url"):
+def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-url",
+             model=None):
     name, _half, files, prompt, check = task
     prepare(ws, files)
-    cmd = [saki, "exec", "--json"] + VIA[via] + ["--base-url",
-           "http://127.0.0.1:%d/v1" % port, "-m", "local", "--approval", "yolo",
+    if VIA[via] is None:
+        reach = ["--local", model]
+    else:
+        reach = VIA[via] + ["--base-url", "http://127.0.0.1:%d/v1" % port, "-m", "local"]
+    cmd = [saki, "exec", "--json"] + reach + ["--approval", "yolo",
            "--max-turns", "10", "-C", ws] + extra + [prompt]
     start = time.time()
     try:
@@ -178,7 +184,7 @@ def main():
                         events_dir = os.path.join(args.events, kind)
                         os.makedirs(events_dir, exist_ok=True)
                     row = run_task(args.saki, port, args.workspace, task, args.timeout,
-                                   args.saki_arg, events_dir, args.via)
+                                   args.saki_arg, events_dir, args.via, args.model)
                     row["half"] = task[1]
                     rows.append(row)
                     if task[1] == "tune":
