@@ -2,7 +2,7 @@
 # Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
 #
 #   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
-#                        [--only task1,task2] [-- SAKI_ARGS...]
+#                        [--only task1,task2] [--codex PATH] [-- SAKI_ARGS...]
 #
 # Runs the 36 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
 # checked by running the code, several files and formats), split into a tuning half and
@@ -26,6 +26,17 @@
 #   XDG_CONFIG_HOME=DIR scripts/e2e-tasks.sh   (DIR/saki/config.toml:
 #   [providers.llamacpp] tool_calling = "native")
 #
+# Measured (own template, 2 cores, nothing else running; saki's lean read_file without
+# `limit` and misplaced absolute paths read as the workspace's): a bare --base-url,
+# tuning 8/18 (157 s) and held-out 8/18 (146 s); --provider llamacpp 8/18 (154 s) and
+# 8/18 (139 s); --via local 8/18 (204 s) and 7/18 (210 s, a model load per task). Codex
+# CLI 0.171 on the same server: 0/18 (129 s) and 1/18 (64 s); it answered every task
+# without a tool call.
+#
+# --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
+# sandbox) instead of saki, on the same server over its Responses API, for comparison
+# (`npm install @openai/codex` puts it in node_modules/.bin/codex).
+#
 # Environment: SAKI_E2E_CACHE, SAKI_BIN, CARGO_TARGET_DIR as for scripts/demo.sh.
 set -euo pipefail
 
@@ -38,7 +49,7 @@ LOG_TAG=e2e-tasks
 MODE=check
 
 main() {
-  local kinds="own,tagless" only="" halves="tune,held" via="base-url" extra=()
+  local kinds="own,tagless" only="" halves="tune,held" via="base-url" codex="" extra=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -h | --help) usage; return 0 ;;
@@ -46,6 +57,7 @@ main() {
       --only) only="$2"; shift 2 ;;
       --halves) halves="$2"; shift 2 ;;
       --via) via="$2"; shift 2 ;;
+      --codex) codex="$2"; via=codex; shift 2 ;;
       --) shift; extra=("$@"); break ;;
       *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -66,7 +78,8 @@ main() {
   python3 "$REPO/scripts/e2e/tasks.py" --saki "$SAKI" --model "$MODEL_FILE" \
     --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
     --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
-    --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" "${saki_args[@]}"
+    --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" \
+    --codex "$codex" "${saki_args[@]}"
 }
 
 main "$@"; exit

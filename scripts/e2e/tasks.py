@@ -87,23 +87,50 @@ VIA = {
     "base-url": [],
     "llamacpp": ["--provider", "llamacpp"],
     "local": None,
+    # Not saki: Codex CLI (`--codex PATH`) on the same server, for comparison.
+    "codex": None,
 }
+
+CODEX_CONFIG = """model = "local"
+model_provider = "llamacpp"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+
+[model_providers.llamacpp]
+name = "llamacpp"
+base_url = "http://127.0.0.1:%d/v1"
+wire_api = "responses"
+"""
+
+
+def codex_command(codex, port, ws, prompt):
+    """`codex exec` on the suite's server, with a config of its own beside the workspace."""
+    home = ws.rstrip("/") + "-codex-home"
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, "config.toml"), "w", encoding="utf-8") as f:
+        f.write(CODEX_CONFIG % port)
+    env = dict(os.environ, CODEX_HOME=home)
+    return [codex, "exec", "--json", "--skip-git-repo-check", "-C", ws, prompt], env
 
 
 def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-url",
-             model=None):
+             model=None, codex=None):
     name, _half, files, prompt, check = task
     prepare(ws, files)
-    if VIA[via] is None:
-        reach = ["--local", model]
+    env = None
+    if via == "codex":
+        cmd, env = codex_command(codex, port, ws, prompt)
     else:
-        reach = VIA[via] + ["--base-url", "http://127.0.0.1:%d/v1" % port, "-m", "local"]
-    cmd = [saki, "exec", "--json"] + reach + ["--approval", "yolo",
-           "--max-turns", "10", "-C", ws] + extra + [prompt]
+        if via == "local":
+            reach = ["--local", model]
+        else:
+            reach = VIA[via] + ["--base-url", "http://127.0.0.1:%d/v1" % port, "-m", "local"]
+        cmd = [saki, "exec", "--json"] + reach + ["--approval", "yolo",
+               "--max-turns", "10", "-C", ws] + extra + [prompt]
     start = time.time()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, env=env)
         stdout, code = out.stdout, out.returncode
     except subprocess.TimeoutExpired as e:
         stdout, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
@@ -119,6 +146,14 @@ def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-ur
         except ValueError:
             continue
         t, item = ev.get("type"), ev.get("item", {})
+        if via == "codex":  # Codex's events: item.type is what saki calls item.kind
+            if t == "item.completed" and item.get("type") == "agent_message":
+                text.append(item.get("text", ""))
+            elif t == "item.completed" and item.get("type") not in ("reasoning", "error", None):
+                calls.append(item.get("type"))
+            elif t in ("turn.completed", "turn.failed"):
+                status = t
+            continue
         if t == "item.completed" and item.get("kind") == "assistant_message":
             text.append(item.get("text", ""))
         elif t == "item.completed" and item.get("kind") == "tool_call":
@@ -162,6 +197,7 @@ def main():
     ap.add_argument("--halves", default="tune,held", help="tune, held or both")
     ap.add_argument("--via", default="base-url", choices=sorted(VIA))
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--codex", default="", help="Codex CLI's binary, for --via codex")
     ap.add_argument("--saki-arg", action="append", default=[])
     ap.add_argument("--events", default="", help="a directory for each task's --json events")
     args = ap.parse_args()
@@ -184,7 +220,8 @@ def main():
                         events_dir = os.path.join(args.events, kind)
                         os.makedirs(events_dir, exist_ok=True)
                     row = run_task(args.saki, port, args.workspace, task, args.timeout,
-                                   args.saki_arg, events_dir, args.via, args.model)
+                                   args.saki_arg, events_dir, args.via, args.model,
+                                   args.codex)
                     row["half"] = task[1]
                     rows.append(row)
                     if task[1] == "tune":
