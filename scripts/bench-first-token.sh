@@ -14,8 +14,9 @@
 # Environment:
 #   SAKI_E2E_CACHE     cache dir for the model (default: ~/.cache/saki-e2e)
 #   SAKI_LLAMACPP_PY   the python with xllamacpp (default: ~/.cache/saki/llamacpp/venv/bin/python)
-#   SAKI_BENCH_BATCH   the server's logical and physical batch (default: llama.cpp's own,
-#                      2048 / 512); a cancel lands between batches
+#   SAKI_BENCH_BATCH   the server's logical and physical batch (default: 256, as saki
+#                      --local sets it; 0: llama.cpp's own, 2048 / 512); a cancel lands
+#                      between batches
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib/e2e-common.sh
@@ -27,7 +28,8 @@ LOG_TAG="bench-first-token"
 SERVER_LOG="${TMPDIR:-/tmp}/saki-bench-first-token-server.log"
 FAIL_EARLY=""
 CONTEXT=8192
-BATCH="${SAKI_BENCH_BATCH:-}"
+BATCH="${SAKI_BENCH_BATCH:-256}"
+[[ $BATCH == 0 ]] && BATCH=""
 PY="${SAKI_LLAMACPP_PY:-$HOME/.cache/saki/llamacpp/venv/bin/python}"
 
 # The server saki --local starts (crates/cli/src/local.rs), with one slot.

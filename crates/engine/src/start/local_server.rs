@@ -21,11 +21,19 @@ pub const MODEL_ALIAS: &str = "local";
 /// Context per request unless config says otherwise: room for a working session on a
 /// small model without a large KV cache.
 pub const DEFAULT_CONTEXT: u32 = 16384;
+/// The server's logical and physical batch. llama.cpp sees a cancelled request only
+/// between batches, so while it reads a speculation's prompt, the person's own prompt
+/// waits for the batch in progress: with llama.cpp's default (2048 / 512) that cost
+/// +45 to 50 s on a ~2,000-token suffix, with 256 it costs +2.2 s, and a cancel
+/// mid-answer +67 ms (`scripts/bench-first-token.sh`, 2 cores). Reading a 2,306-token
+/// prompt took the same time at 256 as at the default (140 and 136 tokens/s); 128 was
+/// slower (132).
+pub const BATCH: u32 = 256;
 /// Loading a model from a cold disk can take a while on 2 cores.
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Runs llama.cpp's server in-process through xllamacpp: model, port and context from
-/// argv; serves until killed.
+/// Runs llama.cpp's server in-process through xllamacpp: model, port, context, alias and
+/// batch from argv; serves until killed.
 const XLLAMACPP_SERVER: &str = r#"
 import signal, sys, xllamacpp
 p = xllamacpp.CommonParams()
@@ -37,6 +45,7 @@ p.endpoint_props = True
 p.model_alias = sys.argv[4]
 p.n_parallel = 1
 p.sampling.temp = 0.0
+p.n_batch = p.n_ubatch = int(sys.argv[5])
 server = xllamacpp.Server(p)
 print("listening", server.listening_address, flush=True)
 signal.sigwait({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
@@ -212,16 +221,7 @@ pub async fn start(
             let mut c = tokio::process::Command::new(server);
             c.arg("-m")
                 .arg(model)
-                .args([
-                    "--host",
-                    "127.0.0.1",
-                    "--jinja",
-                    "--alias",
-                    MODEL_ALIAS,
-                    "-np",
-                    "1",
-                ])
-                .args(["--port", &port.to_string(), "-c", &context.to_string()]);
+                .args(llama_server_args(port, context));
             (c, "llama-server")
         }
         None => {
@@ -231,6 +231,7 @@ pub async fn start(
                 port.to_string(),
                 context.to_string(),
                 MODEL_ALIAS.to_owned(),
+                BATCH.to_string(),
             ]);
             (c, "xllamacpp")
         }
@@ -266,9 +267,47 @@ pub async fn start(
     })
 }
 
+/// `llama-server`'s arguments after the model: one slot, the model's own template, and
+/// the batch that keeps a cancel quick (see [`BATCH`]).
+fn llama_server_args(port: u16, context: u32) -> Vec<String> {
+    let batch = BATCH.to_string();
+    [
+        "--host",
+        "127.0.0.1",
+        "--jinja",
+        "--alias",
+        MODEL_ALIAS,
+        "-np",
+        "1",
+        "-b",
+        &batch,
+        "-ub",
+        &batch,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        "--port".into(),
+        port.to_string(),
+        "-c".into(),
+        context.to_string(),
+    ])
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both servers read prompts in batches of [`BATCH`], one slot each.
+    #[test]
+    fn both_servers_get_one_slot_and_the_small_batch() {
+        let args = llama_server_args(8080, 4096).join(" ");
+        assert!(args.contains("-np 1 -b 256 -ub 256"), "{args}");
+        assert!(args.ends_with("--port 8080 -c 4096"), "{args}");
+        assert!(XLLAMACPP_SERVER.contains("p.n_batch = p.n_ubatch = int(sys.argv[5])"));
+        assert!(XLLAMACPP_SERVER.contains("p.n_parallel = 1"));
+    }
 
     #[test]
     fn only_gguf_files_are_models() {
