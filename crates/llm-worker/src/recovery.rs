@@ -246,6 +246,8 @@ fn settle(text: &str, held: usize, offered: &[String], hold_unknown: bool) -> Op
 /// "parameters": {...}}` (bare, fenced or tagged, with no other keys), naming a tool that
 /// was not offered: `(T, arguments)`.
 ///
+/// A name written as words (`"run the tests"`) counts, its words joined with `_`.
+///
 /// Small models invent tools (`{"name": "todo_comments", "arguments": {"count": 1}}`)
 /// and such an answer tells the person nothing. The Worker answers it as a failed call
 /// to an unknown tool, which lists the real ones; it is never run. Anything more than
@@ -264,17 +266,24 @@ pub fn unknown_call(text: &str, offered: &[String]) -> Option<(String, String)> 
     if !object.keys().all(|k| call_keys.contains(&k.as_str())) {
         return None;
     }
-    let name = object.get("name")?.as_str()?;
+    // A name written as words (`"run the tests"`) is still a name: its words joined
+    // with `_`, so the failed call carries a name every wire accepts.
+    let name = object
+        .get("name")?
+        .as_str()?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("_");
     let identifier = name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if !identifier || offered.iter().any(|o| o == name) {
+    if !identifier || offered.contains(&name) {
         return None;
     }
-    let (name, arguments) = call_shape(object)?;
-    Some((name.to_owned(), arguments))
+    let (_, arguments) = call_shape(object)?;
+    Some((name, arguments))
 }
 
 /// The next place at or after `from` where a call may be written, as (start, region).

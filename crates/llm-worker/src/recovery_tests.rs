@@ -379,12 +379,23 @@ fn only_a_whole_answer_that_calls_a_tool_not_offered_is_an_unknown_call() {
         "{\"name\": \"todo_comments\", \"arguments\": {}}\nThat would count them.",
         r#"[{"name": "todo_comments", "arguments": {}}]"#,
         // Not a tool name, or a tool that was offered (that one is recovered).
-        r#"{"name": "count the TODOs", "arguments": {}}"#,
+        r#"{"name": "count the TODOs?", "arguments": {}}"#,
         r#"{"name": "ls", "arguments": {}}"#,
         "```rust\n{\"name\": \"x\", \"arguments\": {}}\n```",
     ] {
         assert_eq!(unknown_call(text, &offered()), None, "{text}");
     }
+    // A name written as words, as a real 0.5B model wrote a speculation's whole answer.
+    assert_eq!(
+        unknown_call(
+            r#"{"name":"run the tests","arguments":{"command":"test_calc.py","timeout_secs":120}}"#,
+            &offered()
+        ),
+        Some((
+            "run_the_tests".to_owned(),
+            r#"{"command":"test_calc.py","timeout_secs":120}"#.to_owned()
+        ))
+    );
 }
 
 /// `steps`, with unknown calls on.
