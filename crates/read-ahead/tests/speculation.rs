@@ -440,6 +440,32 @@ async fn a_call_written_as_text_runs_in_a_speculation_as_in_the_main_loop() {
     }
 }
 
+/// As the real 0.5B model answered "run the tests": a call whose tool is named in words.
+/// The first is answered as an unknown tool, as in the main loop; a speculation that
+/// ends on another, even when asked for its answer in text, is never a finished result.
+#[tokio::test]
+async fn a_call_to_a_tool_named_in_words_is_never_a_finished_speculation() {
+    let f = fixture();
+    let words = "{\"name\": \"run the tests\", \"arguments\": {\"command\": \"pytest\"}}";
+    // The call, the call again (asked for a real one), and again when asked to answer.
+    for _ in 0..3 {
+        f.server.push(Turn::text(words));
+    }
+    let spec = read_the_readme(&f, true).await;
+    let results = results_of(&spec);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].0.contains("unknown tool `run_the_tests`"),
+        "{results:?}"
+    );
+    assert_eq!(spec.status, SpeculationStatus::Boundary);
+    assert!(
+        spec.reason.as_deref().unwrap().contains("written as text"),
+        "{:?}",
+        spec.reason
+    );
+}
+
 #[tokio::test]
 async fn arguments_are_repaired_or_refused_before_the_gate() {
     let f = fixture();
