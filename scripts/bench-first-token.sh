@@ -32,7 +32,8 @@ BATCH="${SAKI_BENCH_BATCH:-256}"
 [[ $BATCH == 0 ]] && BATCH=""
 PY="${SAKI_LLAMACPP_PY:-$HOME/.cache/saki/llamacpp/venv/bin/python}"
 
-# The server saki --local starts (crates/cli/src/local.rs), with one slot.
+# The server saki --local starts (XLLAMACPP_SERVER in crates/engine/src/start/local_server.rs),
+# with one slot; keep the two alike.
 XLLAMACPP_SERVER='
 import signal, sys, xllamacpp
 p = xllamacpp.CommonParams()
