@@ -195,7 +195,6 @@ pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
     // Telemetry sees every event on its way to the front end.
     let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &started.events_tx);
     let (events, telemetry) = crate::telemetry::tap(started.events, telemetry);
-    let suggestions = (o.suggestions)(&resolved);
     Ok(Opened {
         engine: started.engine,
         events,
@@ -205,7 +204,7 @@ pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
         sandbox: started.sandbox,
         mcp: started.mcp,
         local: started.local,
-        suggestions,
+        suggestions: started.suggestions,
         resumed: started.resumed,
         telemetry,
         alerts: started.alerts,

@@ -131,7 +131,6 @@ pub fn run(args: UndoArgs) -> ExitCode {
     }
 }
 
-/// The session: `--session ID`, else the newest of the workspace.
 /// The session `--session` names, else the newest of the workspace.
 fn resume(args: &UndoArgs) -> session::Resume {
     match &args.session {

@@ -80,7 +80,6 @@ pub mod suggestion {
 pub fn new_session_id() -> String {
     SessionStore::new_id()
 }
-/// Names a custom command cannot take: front ends keep their own lists in step with it.
 pub use session::{continue_session, Opened, Resume};
 pub use sessions::ago;
 pub use start::{

@@ -225,22 +225,13 @@ impl FsView {
         path: &str,
         max_bytes: usize,
     ) -> Result<(Vec<u8>, u64), ResolveError> {
-        use std::io::Read;
         let io = |e: std::io::Error| ResolveError::Io {
             path: path.to_owned(),
             message: e.to_string(),
         };
         let opened = self.workspace.fs().open(real).await.map_err(io)?;
         let max = max_bytes.saturating_add(CHAR_ROOM);
-        let mut bytes = Vec::with_capacity(usize::try_from(opened.len).unwrap_or(max).min(max));
-        opened
-            .reader
-            .take(max as u64)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        // A file that grew since its length was read is at least as long as what was read.
-        let len = opened.len.max(bytes.len() as u64);
-        Ok((bytes, len))
+        saki_tools::common::read_prefix(opened.reader, opened.len, max).map_err(io)
     }
 
     /// Resolves every reference in order: the user text (failed references become

@@ -23,7 +23,7 @@ pub fn failed(e: impl std::fmt::Display) -> ToolError {
 }
 
 /// Reads a regular file whole (see [`open_regular`]). Only for files whose whole content
-/// is needed: a reader that shows part of a file uses [`read_regular_prefix`].
+/// is needed: a reader that shows part of a file uses [`read_prefix`].
 pub fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     read_regular_at_most(path, u64::MAX)
 }
@@ -51,14 +51,18 @@ pub fn read_regular_at_most(path: &std::path::Path, max: u64) -> std::io::Result
     Ok(bytes)
 }
 
-/// The first `max` bytes of a regular file (fewer when it is shorter), and the file's
-/// length: for a reader that shows only the start of a file, so that what it costs is
-/// bounded by what it keeps, whatever the file's size.
-pub fn read_regular_prefix(path: &std::path::Path, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
+/// The first `max` bytes of what `reader` reads (fewer when it ends sooner), and the
+/// length of what it reads, `len` as its file's length said: for a reader that shows
+/// only the start of a file, so that what it costs is bounded by what it keeps, whatever
+/// the file's size.
+pub fn read_prefix(
+    reader: impl std::io::Read,
+    len: u64,
+    max: usize,
+) -> std::io::Result<(Vec<u8>, u64)> {
     use std::io::Read;
-    let (file, len) = open_regular(path)?;
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(max).min(max));
-    file.take(max as u64).read_to_end(&mut bytes)?;
+    reader.take(max as u64).read_to_end(&mut bytes)?;
     // A file that grew since its length was read is at least as long as what was read.
     let len = len.max(bytes.len() as u64);
     Ok((bytes, len))

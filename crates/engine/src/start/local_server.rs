@@ -75,9 +75,10 @@ pub struct LocalServer {
 }
 
 /// One server shared by the sessions of one process (an editor opens several: one
-/// server, one model in memory): started with the first session that asks for it, and
-/// stopped once no session holds it. A session that asks for another model gets a
-/// server of its own, which the next ones share.
+/// server, one model in memory): started with the first session that asks for it and
+/// kept until the process exits, so a session opened later does not wait for the model
+/// to load again. A session that asks for another model gets a server of its own, which
+/// the next ones share; the one it replaces stops once no session holds it.
 #[derive(Default)]
 pub struct SharedServer {
     server: tokio::sync::Mutex<Option<std::sync::Arc<LocalServer>>>,

@@ -20,7 +20,6 @@ use crate::session::Resume;
 use crate::{
     Delegation, Engine, EngineEvent, Level, ModelResolver, Parts, PromptBuilder, Settings,
 };
-use async_trait::async_trait;
 use saki_llm_client::server_info::{self, ServerInfo};
 use saki_llm_client::{Client, ClientConfig};
 use saki_llm_worker::hook::Hooks;
@@ -86,7 +85,6 @@ pub struct ServerQuery {
 /// the session to continue is known, told about the local server it asked for and what
 /// the model server said about itself, then turned into a [`SessionSpec`]. The command
 /// line implements it over its config files and flags.
-#[async_trait]
 pub trait SessionConfig: Send {
     /// Reads config for the workspace. `recorded`: the provider and model a resumed
     /// session used, taken where no flag names others.
@@ -168,6 +166,8 @@ pub struct Started {
     /// another session holds it).
     pub local: Option<Arc<local_server::LocalServer>>,
     pub resumed: bool,
+    /// Whether the session predicts the person's next prompt (the spec's answer).
+    pub suggestions: bool,
     /// What the person should know before the first prompt: config keys ignored, a
     /// sandbox not in force, what a killed saki left and was repaired, problems of a
     /// resumed log.
@@ -220,6 +220,7 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
     let mut spec = config.spec()?;
     spec.mcp_servers.extend(s.extra_mcp);
     // A resumed session keeps its own system prompt; only a new one needs git.
+    let suggestions = spec.suggestions;
     let system_prompt = match loaded {
         None => {
             let build = spec.prompt_builder.clone();
@@ -244,8 +245,12 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
     })?;
     let (workspace, shell_runtime, sandbox) = shell::attach(&s.workspace, &spec.shell)
         .map_err(|e| StartError::new("internal", ExitCode::Internal, e))?;
-    let workspace =
-        shell::attach_language_servers(workspace, spec.lsp.as_ref(), spec.workspace_trusted);
+    let workspace = shell::attach_language_servers(
+        workspace,
+        &shell_runtime,
+        spec.lsp.as_ref(),
+        spec.workspace_trusted,
+    );
     let tools = saki_tools::tool_server(workspace.clone(), spec.lean_tools)
         .map_err(|e| StartError::new("internal", ExitCode::Internal, e.to_string()))?;
     // MCP servers start now, in the background; their tools join as each connects.
@@ -288,7 +293,7 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
         sandbox: sandbox.clone(),
         system_prompt,
         prompt_builder: spec.prompt_builder,
-        suggestions: spec.suggestions,
+        suggestions,
         resolver: spec.resolver,
         shared_tools: Some(shared),
         mcp: Some(mcp.lookup()),
@@ -325,6 +330,7 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
         mcp,
         local,
         resumed,
+        suggestions,
         alerts,
     })
 }

@@ -165,17 +165,15 @@ pub fn sandbox_alert(sandbox: &SandboxStatus) -> Option<String> {
 
 /// The session's language servers: the entries config sets over the built-in ones whose
 /// program is on the commands' `PATH`, started lazily by the tools (`saki-lsp`), with
-/// the environment shell commands get (secrets scrubbed). `workspace` is returned
+/// the environment `runtime` gives shell commands (secrets scrubbed). `workspace` is returned
 /// unchanged when there are none; the engine stops them when the session ends.
 pub fn attach_language_servers(
     workspace: Arc<Workspace>,
+    runtime: &ShellRuntime,
     setting: Option<&saki_lsp::LspSetting>,
     trusted: bool,
 ) -> Arc<Workspace> {
-    let env: Vec<(String, String)> = match workspace.shell_runtime() {
-        Some(runtime) => runtime.env().to_vec(),
-        None => return workspace,
-    };
+    let env = runtime.env().to_vec();
     let path = env
         .iter()
         .find(|(k, _)| k == "PATH")
