@@ -77,6 +77,113 @@ pub fn loose_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
     })
 }
 
+/// `old` → `new` applied to `content` where `old` occurs with other spacing: every sign
+/// of `old` in the file in order, whitespace between them free (a model writes
+/// `def add(a, b): return a - b` for a definition on two lines). Only spacing may
+/// differ, so unlike [`loose_edit`] the match may span lines, and `new` may change
+/// any sign. When `new` has as many whitespace-separated pieces as `old`, the file's
+/// own spacing between them is kept (its line breaks and indentation); otherwise
+/// `new` goes in as written. `None` unless exactly one place matches.
+pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
+    let pieces: Vec<&str> = old.split_whitespace().collect();
+    if pieces.len() < 2 {
+        return None;
+    }
+    let mut found: Option<(usize, Vec<Range<usize>>)> = None;
+    for (start, _) in content.match_indices(pieces[0]) {
+        if !word_boundary_before(content, start, pieces[0]) {
+            continue;
+        }
+        let Some(gaps) = spaced_match_at(content, start, &pieces) else {
+            continue;
+        };
+        let last = pieces[pieces.len() - 1];
+        let end = gaps.last().map_or(start, |g| g.end) + last.len();
+        if !word_boundary_after(content, end, last) {
+            continue;
+        }
+        if found.is_some() {
+            return None;
+        }
+        found = Some((start, gaps));
+    }
+    let (start, gaps) = found?;
+    let end = gaps.last().map_or(start, |g| g.end) + pieces[pieces.len() - 1].len();
+    let new_pieces: Vec<&str> = new.split_whitespace().collect();
+    let replacement = if new_pieces.len() == pieces.len() {
+        let mut text = String::new();
+        for (i, piece) in new_pieces.iter().enumerate() {
+            if let Some(gap) = i.checked_sub(1).and_then(|g| gaps.get(g)) {
+                let file_gap = &content[gap.clone()];
+                // An empty gap between two word characters would merge two words.
+                if file_gap.is_empty() && ends_in_word(&text) && starts_with_word(piece) {
+                    text.push(' ');
+                } else {
+                    text.push_str(file_gap);
+                }
+            }
+            text.push_str(piece);
+        }
+        text
+    } else {
+        new.trim().to_owned()
+    };
+    let mut after = String::with_capacity(content.len() + replacement.len());
+    after.push_str(&content[..start]);
+    after.push_str(&replacement);
+    after.push_str(&content[end..]);
+    Some(LooseEdit {
+        line: content[..start].matches('\n').count() + 1,
+        start,
+        matched: content[start..end].to_owned(),
+        after,
+    })
+}
+
+/// The whitespace gaps between `pieces` when they occur in `content` from `start` on,
+/// or `None`. A gap may be empty only where no two word characters would meet.
+fn spaced_match_at(content: &str, start: usize, pieces: &[&str]) -> Option<Vec<Range<usize>>> {
+    let mut at = start + pieces[0].len();
+    let mut gaps = Vec::with_capacity(pieces.len() - 1);
+    for pair in pieces.windows(2) {
+        let rest = &content[at..];
+        let gap_len = rest.len() - rest.trim_start().len();
+        if gap_len == 0 && ends_in_word(pair[0]) && starts_with_word(pair[1]) {
+            return None;
+        }
+        let next = at + gap_len;
+        if !content[next..].starts_with(pair[1]) {
+            return None;
+        }
+        gaps.push(at..next);
+        at = next + pair[1].len();
+    }
+    Some(gaps)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn ends_in_word(text: &str) -> bool {
+    text.chars().next_back().is_some_and(is_word_char)
+}
+
+fn starts_with_word(text: &str) -> bool {
+    text.chars().next().is_some_and(is_word_char)
+}
+
+/// Whether a match of `piece` at `at` starts a word where `piece` does (`add` must not
+/// match inside `readd`).
+fn word_boundary_before(content: &str, at: usize, piece: &str) -> bool {
+    !(starts_with_word(piece) && ends_in_word(&content[..at]))
+}
+
+/// Whether a match ending at `at` with `piece` ends a word where `piece` does.
+fn word_boundary_after(content: &str, at: usize, piece: &str) -> bool {
+    !(ends_in_word(piece) && starts_with_word(&content[at..]))
+}
+
 /// Whether two runs of text between words differ only in spacing and quotes, or are
 /// both a key-value sign (`port=8080` for `"port": 8080`). Other signs carry meaning:
 /// `x = 1` must not match `x != 1`.
@@ -161,6 +268,61 @@ mod tests {
         assert_eq!(edit.after, "größe: 2\n");
     }
 
+    const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+    #[test]
+    fn other_spacing_finds_the_place_and_keeps_the_file_layout() {
+        let edit = spaced_edit(
+            CALC,
+            "def add(a, b): return a - b",
+            "def add(a, b): return a + b",
+        )
+        .unwrap();
+        assert_eq!(
+            edit.after,
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+        );
+        assert_eq!(edit.matched, "def add(a, b):\n    return a - b");
+        assert_eq!(edit.line, 1);
+        // Spacing inside a line, and none where the model put some.
+        let edit = spaced_edit("x=a+b\n", "x = a + b", "x = a * b").unwrap();
+        assert_eq!(edit.after, "x=a*b\n");
+    }
+
+    #[test]
+    fn new_text_with_other_pieces_goes_in_as_written() {
+        let edit = spaced_edit(
+            CALC,
+            "def add(a, b): return a - b",
+            "def add(a, b): return b + a  # sum",
+        )
+        .unwrap();
+        assert!(edit
+            .after
+            .starts_with("def add(a, b): return b + a  # sum\n\n\ndef sub"));
+    }
+
+    #[test]
+    fn anything_uncertain_is_no_spaced_match() {
+        // Two places: `return a - b` is in both functions.
+        assert_eq!(spaced_edit(CALC, "return  a - b", "return a + b"), None);
+        // One piece alone is a verbatim search, which already failed.
+        assert_eq!(spaced_edit(CALC, "nothing", "x"), None);
+        // Words do not merge or split: `returna` is not `return a`.
+        assert_eq!(
+            spaced_edit("returna - b\n", "return a - b", "x y z w"),
+            None
+        );
+        // A match starts and ends on the word boundaries old_string has.
+        assert_eq!(
+            spaced_edit("readd(a, b)\n", "add( a, b)", "add(b, a)"),
+            None
+        );
+        assert_eq!(spaced_edit("f(a, bc)\n", "f(a, b", "f(a, c"), None);
+        // Any other sign is a mismatch.
+        assert_eq!(spaced_edit("a = 1\n", "a == 1", "a == 2"), None);
+    }
+
     proptest::proptest! {
         /// Whatever the text, a loose edit never panics, and when it applies, the file
         /// before and after the place it names is kept byte for byte.
@@ -170,7 +332,7 @@ mod tests {
             old in "[a-c0-9 =:!\"\u{e9}]{0,12}",
             new in "[a-c0-9 =:!\"\u{e9}]{0,12}",
         ) {
-            if let Some(edit) = loose_edit(&content, &old, &new) {
+            for edit in [loose_edit(&content, &old, &new), spaced_edit(&content, &old, &new)].into_iter().flatten() {
                 let at = edit.start;
                 proptest::prop_assert_eq!(&content[at..at + edit.matched.len()], &edit.matched);
                 proptest::prop_assert!(edit.after.starts_with(&content[..at]));

@@ -2,7 +2,7 @@
 
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
 use crate::echo::{echo_error, echoed_note};
-use crate::edit_match::loose_edit;
+use crate::edit_match::{loose_edit, spaced_edit};
 use crate::suggest::scope_failure;
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
@@ -251,7 +251,14 @@ impl Tool for Edit {
             let count = before.matches(&args.old_string).count();
             match (count, args.replace_all) {
                 (0, _) => {
-                    let Some(loose) = loose_edit(&before, &args.old_string, &args.new_string)
+                    let spaced = spaced_edit(&before, &args.old_string, &args.new_string);
+                    let how = if spaced.is_some() {
+                        "with other spacing, and was replaced keeping the file's line breaks and indentation"
+                    } else {
+                        "word for word, and only its words were changed"
+                    };
+                    let Some(loose) = spaced
+                        .or_else(|| loose_edit(&before, &args.old_string, &args.new_string))
                     else {
                         let hint = if args.new_string.contains(&args.old_string) {
                             AppendHint::Words
@@ -261,7 +268,7 @@ impl Tool for Edit {
                         return Err(failed(not_found(&args.path, &before, hint)));
                     };
                     loose_note = Some(format!(
-                        "[old_string was not in the file verbatim; it matched `{}` on line {} word for word, and only its words were changed]\n",
+                        "[old_string was not in the file verbatim; it matched `{}` on line {} {how}]\n",
                         prefix_at_boundary(&loose.matched, 200),
                         loose.line
                     ));

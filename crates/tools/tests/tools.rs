@@ -595,6 +595,28 @@ async fn edit_with_other_punctuation_changes_only_the_words_at_the_one_place() {
 }
 
 #[tokio::test]
+async fn edit_with_other_spacing_keeps_the_files_line_breaks() {
+    let f = fixture();
+    let calc = "def add(a, b):\n    return a - b\n";
+    std::fs::write(f.ws().join("calc.py"), calc).unwrap();
+    let out = f
+        .call(
+            "edit",
+            json!({"path": "calc.py", "old_string": "def add(a, b): return a - b", "new_string": "def add(a, b): return a + b"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("[old_string was not in the file verbatim; it matched `def add(a, b):\n    return a - b` on line 1 with other spacing"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+}
+
+#[tokio::test]
 async fn edit_not_found_shows_the_text_there_is() {
     let f = fixture();
     let err = f
