@@ -138,14 +138,18 @@ impl FsView {
     ) -> Result<Item, ResolveError> {
         let real = self.real(path).await?;
         let image = |e: crate::images::ImageRefError| ResolveError::Image(e.to_string());
+        let fs = self.workspace.fs();
+        let no_vision = self.no_vision.as_deref();
         if saki_tools::image::is_image_name(&real) {
-            return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
+            return crate::images::resolve_image(fs.as_ref(), &real, path, no_vision)
+                .await
                 .map_err(image);
         }
         let (bytes, len) = self.read_start(&real, path, max_bytes).await?;
         if saki_tools::image::sniff(&bytes).is_some() {
             // An image under another name: read whole, within the image size cap.
-            return crate::images::resolve_image(&real, path, self.no_vision.as_deref())
+            return crate::images::resolve_image(fs.as_ref(), &real, path, no_vision)
+                .await
                 .map_err(image);
         }
         let body = text_of(&bytes, len, path, max_bytes)?;

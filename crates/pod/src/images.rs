@@ -101,9 +101,11 @@ pub enum ImageRefError {
     Image(#[from] saki_tools::image::ImageError),
 }
 
-/// An `@path` image (already resolved in scope) as an item; `no_vision` names the model
-/// when it reads no images.
-pub fn resolve_image(
+/// An `@path` image (already resolved in scope) as an item, read through `fs` (an
+/// editor's buffer, a speculation's overlay) as the file tools read it; `no_vision`
+/// names the model when it reads no images.
+pub async fn resolve_image(
+    fs: &dyn saki_tools::fs::Fs,
     real: &Path,
     shown: &str,
     no_vision: Option<&str>,
@@ -113,7 +115,7 @@ pub fn resolve_image(
             model: model.to_owned(),
         });
     }
-    let prepared = saki_tools::image::load(real, shown)?;
+    let prepared = saki_tools::image::load_from(fs, real, shown).await?;
     Ok(Item::Image {
         path: shown.to_owned(),
         image: prepared.image,

@@ -173,7 +173,7 @@ async fn the_interceptor_hands_over_the_stash_once() {
 #[derive(Debug)]
 struct Buffered {
     path: std::path::PathBuf,
-    text: &'static str,
+    text: &'static [u8],
 }
 
 #[async_trait::async_trait]
@@ -182,12 +182,15 @@ impl saki_tools::fs::Fs for Buffered {
         saki_tools::fs::DiskFs.stat(path).await
     }
     async fn read(&self, path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+        if path == self.path {
+            return Ok(self.text.to_vec());
+        }
         saki_tools::fs::DiskFs.read(path, max).await
     }
     async fn open(&self, path: &std::path::Path) -> std::io::Result<saki_tools::fs::Opened> {
         if path == self.path {
             return Ok(saki_tools::fs::Opened {
-                reader: Box::new(std::io::Cursor::new(self.text.as_bytes())),
+                reader: Box::new(std::io::Cursor::new(self.text)),
                 len: self.text.len() as u64,
             });
         }
@@ -228,7 +231,7 @@ async fn a_reference_reads_what_the_workspaces_file_system_holds() {
     let real = workspace.root().join("a.txt");
     workspace.set_fs(Arc::new(Buffered {
         path: real,
-        text: "unsaved edit\n",
+        text: b"unsaved edit\n",
     }));
     let view = FsView::new(Arc::new(workspace));
     let (_, items, alerts) = view
@@ -240,4 +243,38 @@ async fn a_reference_reads_what_the_workspaces_file_system_holds() {
         view.read_text("a.txt", 1024).await.unwrap(),
         "unsaved edit\n"
     );
+}
+
+/// A one-pixel PNG.
+const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xc9, 0xfe, 0x92, 0xef, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// An `@path` image is read through the workspace's file system too (a speculation's
+/// overlay, an editor's buffer), by its name or, under another name, by its bytes.
+#[tokio::test]
+async fn an_image_reference_reads_what_the_workspaces_file_system_holds() {
+    for name in ["pic.png", "pic.dat"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(name), "not an image on disk\n").unwrap();
+        let mut workspace = Workspace::new(dir.path()).unwrap();
+        let real = workspace.root().join(name);
+        workspace.set_fs(Arc::new(Buffered {
+            path: real,
+            text: PIXEL_PNG,
+        }));
+        let view = FsView::new(Arc::new(workspace)).with_vision("m", true);
+        let (_, items, alerts) = view
+            .prepare(&parse_prompt(&format!("see @{name}")), 16 * 1024)
+            .await;
+        assert!(alerts.is_empty(), "{name}: {alerts:?}");
+        assert!(
+            matches!(&items[..], [Item::Image { path, .. }] if path == name),
+            "{name}: {items:?}"
+        );
+    }
 }

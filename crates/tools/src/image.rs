@@ -119,24 +119,9 @@ impl Prepared {
     }
 }
 
-/// Reads a workspace file (already resolved and in scope) as an image for the model.
-/// `shown` is the path as the person or the model wrote it, for messages.
-pub fn load(real: &Path, shown: &str) -> Result<Prepared, ImageError> {
-    let bytes =
-        crate::common::read_regular_at_most(real, MAX_FILE_BYTES).map_err(|e| match e.kind() {
-            std::io::ErrorKind::FileTooLarge => ImageError::FileTooLarge {
-                path: shown.to_owned(),
-                bytes: std::fs::metadata(real).map_or(0, |m| m.len()),
-            },
-            _ => ImageError::Io {
-                path: shown.to_owned(),
-                message: e.to_string(),
-            },
-        })?;
-    prepare(&bytes, shown)
-}
-
-/// [`load`], the file read through `fs` (a speculation's overlay, an editor's buffers).
+/// Reads a workspace file (already resolved and in scope) as an image for the model,
+/// through `fs` (a speculation's overlay, an editor's buffers). `shown` is the path as
+/// the person or the model wrote it, for messages.
 pub async fn load_from(
     fs: &dyn crate::fs::Fs,
     real: &Path,

@@ -162,8 +162,8 @@ fn a_broken_body_is_refused_with_the_format_named() {
     assert!(prepare(&truncated, "t.jpg").is_err());
 }
 
-#[test]
-fn a_huge_file_is_refused_before_it_is_read() {
+#[tokio::test]
+async fn a_huge_file_is_refused_before_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.png");
     // Sparse: 200 MB on paper, nothing on disk.
@@ -171,7 +171,9 @@ fn a_huge_file_is_refused_before_it_is_read() {
         .unwrap()
         .set_len(200 * 1024 * 1024)
         .unwrap();
-    let e = load(&path, "huge.png").unwrap_err();
+    let e = load_from(&crate::fs::DiskFs, &path, "huge.png")
+        .await
+        .unwrap_err();
     assert_eq!(
         e,
         ImageError::FileTooLarge {
