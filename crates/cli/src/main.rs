@@ -115,7 +115,10 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
-    let system = session::build_system_prompt(workspace.root());
+    let mut system = session::build_system_prompt(workspace.root());
+    let global_dir = config::global_config_dir(&|k: &str| std::env::var(k).ok());
+    let (skills, _) = saki_pod::skills::discover(workspace.root(), global_dir.as_deref());
+    system.push_str(&saki_pod::skills::prompt_section(&skills));
     let tools = match saki_tools::builtin_server(workspace) {
         Ok(t) => t.definitions(),
         Err(e) => {

@@ -79,12 +79,15 @@ struct CliConfig<'a> {
     resolved: Option<(Resolved, saki_llm_worker::hook::Hooks)>,
 }
 
+/// `SessionConfig::resolve` runs before the engine asks for anything else; a call
+/// before it is a defect, reported rather than panicking.
+fn not_read() -> StartError {
+    StartError::config("config was not read")
+}
+
 impl CliConfig<'_> {
     fn resolved(&self) -> Result<&Resolved, StartError> {
-        self.resolved
-            .as_ref()
-            .map(|(r, _)| r)
-            .ok_or_else(|| StartError::config("config was not read"))
+        self.resolved.as_ref().map(|(r, _)| r).ok_or_else(not_read)
     }
 }
 
@@ -133,10 +136,7 @@ impl SessionConfig for CliConfig<'_> {
     }
 
     fn spec(&self) -> Result<SessionSpec, StartError> {
-        let (resolved, hooks) = self
-            .resolved
-            .as_ref()
-            .ok_or_else(|| StartError::config("config was not read"))?;
+        let (resolved, hooks) = self.resolved.as_ref().ok_or_else(not_read)?;
         let env = |k: &str| std::env::var(k).ok();
         let root = self.root.clone();
         Ok(SessionSpec {
@@ -188,9 +188,7 @@ pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
         },
     )
     .await?;
-    let (resolved, hooks) = config
-        .resolved
-        .ok_or_else(|| StartError::config("config was not read"))?;
+    let (resolved, hooks) = config.resolved.ok_or_else(not_read)?;
     crate::interactive_extras::set_shell_runtime(&started.shell);
     // Telemetry sees every event on its way to the front end.
     let telemetry = crate::telemetry::start_or_warn(&resolved.otel, &started.events_tx);

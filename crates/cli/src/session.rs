@@ -7,7 +7,8 @@ pub use saki_engine::{ago, Resume};
 /// Where sessions are kept: the engine's.
 pub use saki_engine::session_store as store;
 
-/// The system prompt for a new session in `workspace`. Blocking: runs git.
+/// The system prompt for a new session in `workspace`, without its skills (the engine
+/// adds those it offers). Blocking: runs git.
 pub fn build_system_prompt(workspace: &std::path::Path) -> String {
     let global_dir = crate::config::global_config_dir(&|k: &str| std::env::var(k).ok());
     let cwd = std::env::current_dir()
@@ -16,11 +17,7 @@ pub fn build_system_prompt(workspace: &std::path::Path) -> String {
         .unwrap_or_else(|| workspace.to_path_buf());
     let paths = saki_pod::instructions::agents_md_paths(workspace, &cwd, global_dir.as_deref());
     let instructions = saki_pod::instructions::project_instructions(&paths);
-    let mut prompt =
-        saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions);
-    let (skills, _) = saki_pod::skills::discover(workspace, global_dir.as_deref());
-    prompt.push_str(&saki_pod::skills::prompt_section(&skills));
-    prompt
+    saki_pod::system_prompt(&saki_pod::WorkspaceFacts::gather(workspace), &instructions)
 }
 
 /// The session `resume` names, loaded (`None` for a new one): the engine's.

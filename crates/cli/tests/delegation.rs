@@ -144,3 +144,36 @@ fn skills_from_claude_code_are_listed_and_subagent_depth_0_turns_agents_off() {
     assert!(tools.contains(&"skill") && tools.contains(&"remember") && tools.contains(&"ask_user"));
     assert!(!tools.contains(&"agent"), "{tools:?}");
 }
+
+#[test]
+fn a_lean_tool_set_has_no_skill_tool_and_no_skills_in_its_prompt() {
+    let e = env_with(&[]);
+    std::fs::create_dir_all(e.ws.join(".claude/skills/pdf")).unwrap();
+    std::fs::write(
+        e.ws.join(".claude/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse pdftk.",
+    )
+    .unwrap();
+    e.write_config("[providers.openai-compatible]\nlean_tools = true\n");
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("ok"));
+    let out = exec(&e, &server, &[], "hello");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = &server.requests()[0].body;
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("pdf"), "{system}");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"read_file") && !tools.contains(&"skill"),
+        "{tools:?}"
+    );
+}

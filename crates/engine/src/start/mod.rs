@@ -219,20 +219,7 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
     let recovered = recover_killed_writes();
     let mut spec = config.spec()?;
     spec.mcp_servers.extend(s.extra_mcp);
-    // A resumed session keeps its own system prompt; only a new one needs git.
     let suggestions = spec.suggestions;
-    let system_prompt = match loaded {
-        None => {
-            let build = spec.prompt_builder.clone();
-            tokio::task::spawn_blocking(move || build())
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::error!(error = %e, "building the system prompt failed");
-                    String::new()
-                })
-        }
-        Some(_) => String::new(),
-    };
     let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
     let client = Client::new(spec.client.clone()).map_err(|e| {
         let code = ExitCode::for_client_error(&e);
@@ -265,6 +252,28 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
     let (commands, mut problems) =
         saki_pod::commands::load(config_dir, &root, spec.workspace_trusted);
     let (skills, skill_problems) = saki_pod::skills::discover(workspace.root(), config_dir);
+    // The skills join the system prompt where the `skill` tool is offered: a lean tool
+    // set has none, and its small model would only read the list.
+    let skills_section = if spec.lean_tools {
+        String::new()
+    } else {
+        saki_pod::skills::prompt_section(&skills)
+    };
+    let base_prompt = spec.prompt_builder;
+    let prompt_builder: PromptBuilder = Arc::new(move || base_prompt() + &skills_section);
+    // A resumed session keeps its own system prompt; only a new one needs git.
+    let system_prompt = match loaded {
+        None => {
+            let build = prompt_builder.clone();
+            tokio::task::spawn_blocking(move || build())
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "building the system prompt failed");
+                    String::new()
+                })
+        }
+        Some(_) => String::new(),
+    };
     let (agents, agent_problems) = saki_pod::agents::load(config_dir, workspace.root());
     problems.extend(skill_problems.into_iter().chain(agent_problems));
     for message in problems {
@@ -292,7 +301,7 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
         store: store.ok(),
         sandbox: sandbox.clone(),
         system_prompt,
-        prompt_builder: spec.prompt_builder,
+        prompt_builder,
         suggestions,
         resolver: spec.resolver,
         shared_tools: Some(shared),
