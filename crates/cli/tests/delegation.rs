@@ -18,6 +18,40 @@ fn exec(e: &Env, server: &MockServer, args: &[&str], prompt: &str) -> std::proce
         .unwrap()
 }
 
+/// A workspace with one skill, as Claude Code keeps them.
+fn env_with_pdf_skill() -> Env {
+    let e = env_with(&[]);
+    std::fs::create_dir_all(e.ws.join(".claude/skills/pdf")).unwrap();
+    std::fs::write(
+        e.ws.join(".claude/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse pdftk.",
+    )
+    .unwrap();
+    e
+}
+
+/// The body of the one request `saki exec "hello"` sends, answered with text.
+fn first_request_for_hello(e: &Env) -> Value {
+    let server = MockServer::start().unwrap();
+    server.push(Turn::text("ok"));
+    let out = exec(e, &server, &[], "hello");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.requests()[0].body.clone()
+}
+
+fn tool_names(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
 fn call(id: &str, name: &str, args: Value) -> Turn {
     Turn::new().with_tool_call(id, name, args.to_string())
 }
@@ -115,63 +149,25 @@ fn subagent_items_carry_their_parent_call_id_in_json() {
 
 #[test]
 fn skills_from_claude_code_are_listed_and_subagent_depth_0_turns_agents_off() {
-    let e = env_with(&[]);
-    std::fs::create_dir_all(e.ws.join(".claude/skills/pdf")).unwrap();
-    std::fs::write(
-        e.ws.join(".claude/skills/pdf/SKILL.md"),
-        "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse pdftk.",
-    )
-    .unwrap();
+    let e = env_with_pdf_skill();
     e.write_config("subagent_depth = 0\n");
-    let server = MockServer::start().unwrap();
-    server.push(Turn::text("ok"));
-    let out = exec(&e, &server, &[], "hello");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let body = &server.requests()[0].body;
+    let body = &first_request_for_hello(&e);
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("- pdf: Fill PDF forms"), "{system}");
     assert!(!system.contains("Use pdftk"));
-    let tools: Vec<&str> = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = tool_names(body);
     assert!(tools.contains(&"skill") && tools.contains(&"remember") && tools.contains(&"ask_user"));
     assert!(!tools.contains(&"agent"), "{tools:?}");
 }
 
 #[test]
 fn a_lean_tool_set_has_no_skill_tool_and_no_skills_in_its_prompt() {
-    let e = env_with(&[]);
-    std::fs::create_dir_all(e.ws.join(".claude/skills/pdf")).unwrap();
-    std::fs::write(
-        e.ws.join(".claude/skills/pdf/SKILL.md"),
-        "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse pdftk.",
-    )
-    .unwrap();
+    let e = env_with_pdf_skill();
     e.write_config("[providers.openai-compatible]\nlean_tools = true\n");
-    let server = MockServer::start().unwrap();
-    server.push(Turn::text("ok"));
-    let out = exec(&e, &server, &[], "hello");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let body = &server.requests()[0].body;
+    let body = &first_request_for_hello(&e);
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(!system.contains("pdf"), "{system}");
-    let tools: Vec<&str> = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = tool_names(body);
     assert!(
         tools.contains(&"read_file") && !tools.contains(&"skill"),
         "{tools:?}"
