@@ -31,7 +31,8 @@
 # tuning 8/18 (157 s) and held-out 8/18 (146 s); --provider llamacpp 8/18 (154 s) and
 # 8/18 (139 s); --via local 8/18 (204 s) and 7/18 (210 s, a model load per task). Codex
 # CLI 0.171 on the same server: 0/18 (129 s) and 1/18 (64 s); it answered every task
-# without a tool call.
+# without a tool call. With edit's match of an old_string written with other spacing, a
+# bare --base-url: tuning 9/18 (153 s), held-out 8/18 (144 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
