@@ -83,7 +83,8 @@ pub fn loose_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
 /// differ, so unlike [`loose_edit`] the match may span lines, and `new` may change
 /// any sign. When `new` has as many whitespace-separated pieces as `old`, the file's
 /// own spacing between them is kept (its line breaks and indentation); otherwise
-/// `new` goes in as written. `None` unless exactly one place matches.
+/// `new` is re-indented as the file's lines are ([`reindented`]). `None` unless exactly
+/// one place matches.
 pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
     let pieces: Vec<&str> = old.split_whitespace().collect();
     if pieces.len() < 2 {
@@ -126,7 +127,7 @@ pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
         }
         text
     } else {
-        new.trim().to_owned()
+        reindented(&content[start..end], old.trim(), new.trim())?
     };
     let mut after = String::with_capacity(content.len() + replacement.len());
     after.push_str(&content[..start]);
@@ -138,6 +139,67 @@ pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
         matched: content[start..end].to_owned(),
         after,
     })
+}
+
+/// `new` for a place in the file (`matched`) that `old` names with other spacing, when
+/// they differ in pieces: one line for one, `new` as written; over several, `new`'s lines
+/// after the first shifted by the indentation the file's lines have more (or less) than
+/// `old`'s, which must be the same shift on every line. `None` when that is not certain
+/// (a different line count, a shift that varies, or one `new`'s lines cannot take).
+fn reindented(matched: &str, old: &str, new: &str) -> Option<String> {
+    let file_lines: Vec<&str> = matched.lines().collect();
+    let old_lines: Vec<&str> = old.lines().collect();
+    if old_lines.len() == 1 && !new.contains('\n') {
+        return Some(new.to_owned());
+    }
+    if file_lines.len() != old_lines.len() {
+        return None;
+    }
+    let mut shift: Option<Shift> = None;
+    for (file, old) in file_lines.iter().zip(&old_lines).skip(1) {
+        if old.trim().is_empty() {
+            continue;
+        }
+        let (f, o) = (indent(file), indent(old));
+        let this = match (f.strip_prefix(o), o.strip_prefix(f)) {
+            (Some(more), _) => Shift::Add(more.to_owned()),
+            (None, Some(less)) => Shift::Remove(less.to_owned()),
+            (None, None) => return None,
+        };
+        match &shift {
+            Some(seen) if *seen != this => return None,
+            _ => shift = Some(this),
+        }
+    }
+    let mut out = String::with_capacity(new.len());
+    for (i, line) in new.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if !line.trim().is_empty() {
+                match &shift {
+                    Some(Shift::Add(more)) => out.push_str(more),
+                    Some(Shift::Remove(less)) => {
+                        out.push_str(line.strip_prefix(less.as_str())?);
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// How much more, or less, the file's lines are indented than `old_string`'s.
+#[derive(Debug, PartialEq, Eq)]
+enum Shift {
+    Add(String),
+    Remove(String),
 }
 
 /// The whitespace gaps between `pieces` when they occur in `content` from `start` on,
@@ -300,6 +362,41 @@ mod tests {
         assert!(edit
             .after
             .starts_with("def add(a, b): return b + a  # sum\n\n\ndef sub"));
+    }
+
+    #[test]
+    fn new_lines_take_the_files_indentation() {
+        let file = "def f(x):\n    if x:\n        y = 1\n    return x\n";
+        // The model wrote the block four spaces in, and added a line.
+        let edit = spaced_edit(file, "if x:\n    y = 1", "if x:\n    y = 2\n    z = 3").unwrap();
+        assert_eq!(
+            edit.after,
+            "def f(x):\n    if x:\n        y = 2\n        z = 3\n    return x\n"
+        );
+        // Or further in than the file has it.
+        let edit = spaced_edit(
+            file,
+            "    if x:\n            y = 1",
+            "if x:\n            y = 2\n            z = 3",
+        )
+        .unwrap();
+        assert!(
+            edit.after
+                .contains("    if x:\n        y = 2\n        z = 3\n"),
+            "{}",
+            edit.after
+        );
+        // A shift that differs from line to line, or a line count that differs, is no match.
+        let uneven = "a:\n  b\n      c\n";
+        assert_eq!(spaced_edit(uneven, "a:\n b\n c", "a:\n b\n c\n d"), None);
+        assert_eq!(
+            spaced_edit(
+                CALC,
+                "def add(a, b): return a - b",
+                "def add(a, b):\n    return a + b  # sum"
+            ),
+            None
+        );
     }
 
     #[test]
