@@ -83,7 +83,7 @@ pub fn loose_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
 /// differ, so unlike [`loose_edit`] the match may span lines, and `new` may change
 /// any sign. When `new` has as many whitespace-separated pieces as `old`, the file's
 /// own spacing between them is kept (its line breaks and indentation); otherwise
-/// `new` is re-indented as the file's lines are ([`reindented`]). `None` unless exactly
+/// `new` is re-indented as the file's lines are (`reindented`). `None` unless exactly
 /// one place matches.
 pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
     let pieces: Vec<&str> = old.split_whitespace().collect();
