@@ -115,6 +115,7 @@ fn prompt_size(cd: Option<std::path::PathBuf>) -> ExitCode {
             return ExitCode::Usage;
         }
     };
+    // What a session with the full tool set sends: the skills are listed too.
     let mut system = session::build_system_prompt(workspace.root());
     let global_dir = config::global_config_dir(&|k: &str| std::env::var(k).ok());
     let (skills, _) = saki_pod::skills::discover(workspace.root(), global_dir.as_deref());

@@ -90,7 +90,8 @@ pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
     if pieces.len() < 2 {
         return None;
     }
-    let mut found: Option<(usize, Vec<Range<usize>>)> = None;
+    let last = pieces[pieces.len() - 1];
+    let mut found: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for (start, _) in content.match_indices(pieces[0]) {
         if !word_boundary_before(content, start, pieces[0]) {
             continue;
@@ -98,7 +99,6 @@ pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
         let Some(gaps) = spaced_match_at(content, start, &pieces) else {
             continue;
         };
-        let last = pieces[pieces.len() - 1];
         let end = gaps.last().map_or(start, |g| g.end) + last.len();
         if !word_boundary_after(content, end, last) {
             continue;
@@ -106,10 +106,9 @@ pub fn spaced_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
         if found.is_some() {
             return None;
         }
-        found = Some((start, gaps));
+        found = Some((start..end, gaps));
     }
-    let (start, gaps) = found?;
-    let end = gaps.last().map_or(start, |g| g.end) + pieces[pieces.len() - 1].len();
+    let (Range { start, end }, gaps) = found?;
     let new_pieces: Vec<&str> = new.split_whitespace().collect();
     let replacement = if new_pieces.len() == pieces.len() {
         let mut text = String::new();
@@ -175,17 +174,16 @@ fn reindented(matched: &str, old: &str, new: &str) -> Option<String> {
     for (i, line) in new.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
-            if !line.trim().is_empty() {
-                match &shift {
-                    Some(Shift::Add(more)) => out.push_str(more),
-                    Some(Shift::Remove(less)) => {
-                        out.push_str(line.strip_prefix(less.as_str())?);
-                        continue;
-                    }
-                    None => {}
-                }
-            }
         }
+        let line = match &shift {
+            _ if i == 0 || line.trim().is_empty() => line,
+            Some(Shift::Add(more)) => {
+                out.push_str(more);
+                line
+            }
+            Some(Shift::Remove(less)) => line.strip_prefix(less.as_str())?,
+            None => line,
+        };
         out.push_str(line);
     }
     Some(out)
@@ -264,7 +262,7 @@ fn words(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices() {
-        let word = c.is_alphanumeric() || c == '_';
+        let word = is_word_char(c);
         match (word, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {

@@ -251,15 +251,14 @@ impl Tool for Edit {
             let count = before.matches(&args.old_string).count();
             match (count, args.replace_all) {
                 (0, _) => {
-                    let spaced = spaced_edit(&before, &args.old_string, &args.new_string);
-                    let how = if spaced.is_some() {
-                        "with other spacing, and was replaced keeping the file's line breaks and indentation"
-                    } else {
-                        "word for word, and only its words were changed"
-                    };
-                    let Some(loose) = spaced
-                        .or_else(|| loose_edit(&before, &args.old_string, &args.new_string))
-                    else {
+                    let (old, new) = (&args.old_string, &args.new_string);
+                    let second_chance = spaced_edit(&before, old, new)
+                        .map(|e| (e, "with other spacing, and was replaced keeping the file's line breaks and indentation"))
+                        .or_else(|| {
+                            loose_edit(&before, old, new)
+                                .map(|e| (e, "word for word, and only its words were changed"))
+                        });
+                    let Some((loose, how)) = second_chance else {
                         let hint = if args.new_string.contains(&args.old_string) {
                             AppendHint::Words
                         } else {
