@@ -232,3 +232,71 @@ fn constrained_replies_are_calls_or_answers() {
     );
     assert!(requests[0].body.get("tools").is_none());
 }
+
+fn read_call(path: &str) -> String {
+    serde_json::json!({"name": "read_file", "arguments": {"path": path}}).to_string()
+}
+
+const BROKEN_JSON: &str = "{\n  \"name\": \"app\",\n  \"debug\": false,\n}\n";
+
+/// Asked for a fix, a small model answers with the fixed text instead of saving it; saki
+/// saves it through write_file, with a note the model reads next.
+#[test]
+fn a_small_models_answer_holding_the_fixed_file_is_saved() {
+    let e = env_with(&[("config.json", BROKEN_JSON)]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(read_call("config.json")));
+    server.push(Turn::text("{\"name\": \"app\", \"debug\": false}"));
+    server.push(Turn::text("I removed the trailing comma."));
+    let events = run(
+        &e,
+        &server,
+        &[],
+        "Fix the JSON syntax error in config.json.",
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("config.json")).unwrap(),
+        "{\"name\": \"app\", \"debug\": false}\n"
+    );
+    let results = results(&events);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[1].0, "success", "{results:?}");
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("saki made this write_file call"), "{last}");
+    let done = events.iter().rev().find(|e| e["type"] == "turn.completed");
+    assert!(done.is_some(), "{events:?}");
+
+    // The same answer to a question changes nothing.
+    std::fs::write(e.ws.join("config.json"), BROKEN_JSON).unwrap();
+    server.push(Turn::text(read_call("config.json")));
+    server.push(Turn::text("{\"name\": \"app\", \"debug\": false}"));
+    let events = run(&e, &server, &[], "What is wrong with config.json?");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("config.json")).unwrap(),
+        BROKEN_JSON
+    );
+    assert_eq!(crate::results(&events).len(), 1);
+}
+
+/// A 7B model's answer is its answer: only small models get their text saved.
+#[test]
+fn a_larger_models_answer_is_not_saved() {
+    let e = env_with(&[("config.json", BROKEN_JSON)]);
+    let server = llamacpp(7_615_616_512);
+    server.push(Turn::text("").with_tool_call(
+        "c1",
+        "read_file",
+        serde_json::json!({"path": "config.json"}).to_string(),
+    ));
+    server.push(Turn::text("{\"name\": \"app\", \"debug\": false}"));
+    run(
+        &e,
+        &server,
+        &[],
+        "Fix the JSON syntax error in config.json.",
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("config.json")).unwrap(),
+        BROKEN_JSON
+    );
+}

@@ -264,6 +264,9 @@ impl Engine {
         // the person.
         if settings.worker.guard_unasked_changes {
             worker.add_interceptor(Arc::new(saki_tools::intent::ChangeGuard::new()));
+            worker.add_interceptor(Arc::new(saki_tools::unsaved::UnsavedAnswer::new(
+                workspace.clone(),
+            )));
         }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());

@@ -23,6 +23,17 @@ pub(super) enum BatchEnd {
     Stopped(String),
 }
 
+impl BatchEnd {
+    /// How the turn ends after this batch, if it ends here.
+    pub(super) fn turn_status(self) -> Option<crate::TurnStatus> {
+        match self {
+            BatchEnd::Ran => None,
+            BatchEnd::Cancelled => Some(crate::TurnStatus::Cancelled),
+            BatchEnd::Stopped(reason) => Some(crate::TurnStatus::Stopped { reason }),
+        }
+    }
+}
+
 impl Worker {
     /// Runs one batch.
     pub(super) async fn run_batch(

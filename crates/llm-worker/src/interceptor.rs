@@ -28,6 +28,14 @@ pub enum TurnEndAction {
     Finish,
     /// Append these items and ask the model again.
     ContinueWithMessages(Vec<Item>),
+    /// Make this call on the model's behalf, then ask the model again: the call passes
+    /// every interceptor and approval a call of the model's own would, and `note` follows
+    /// its result, saying why saki made it. At most one per turn end (the first wins).
+    Call {
+        name: String,
+        arguments: String,
+        note: String,
+    },
 }
 
 /// A tool call about to run.

@@ -502,9 +502,15 @@ impl Worker {
                     }
                 }
                 match self.turn_end().await {
-                    Some(items) => {
+                    Some((items, call)) => {
                         for item in items {
                             self.commit(item);
+                        }
+                        if let Some(call) = call {
+                            let end = self.run_own_call(call, &cancel, &mut guard).await;
+                            if let Some(status) = end.turn_status() {
+                                return Ok(usage.outcome(status, requests));
+                            }
                         }
                         continue;
                     }
@@ -522,26 +528,72 @@ impl Worker {
             // The calls are on disk before any runs: a kill mid-call then leaves a call
             // whose effect resume can judge, never an effect with no record.
             self.flushed().await;
-            match self.run_batch(calls, &cancel, &mut guard).await {
-                BatchEnd::Ran => {}
-                BatchEnd::Cancelled => return Ok(usage.outcome(TurnStatus::Cancelled, requests)),
-                BatchEnd::Stopped(reason) => {
-                    return Ok(usage.outcome(TurnStatus::Stopped { reason }, requests))
-                }
+            let end = self.run_batch(calls, &cancel, &mut guard).await;
+            if let Some(status) = end.turn_status() {
+                return Ok(usage.outcome(status, requests));
             }
         }
     }
 
-    async fn turn_end(&self) -> Option<Vec<Item>> {
+    /// What the interceptors add once a response has no calls: items to commit and at
+    /// most one call to make; `None` when the turn is done.
+    async fn turn_end(&self) -> Option<(Vec<Item>, Option<OwnCall>)> {
         let mut more = Vec::new();
+        let mut call = None;
         for interceptor in &self.interceptors {
-            if let TurnEndAction::ContinueWithMessages(items) =
-                interceptor.on_turn_end(&self.history).await
-            {
-                more.extend(items);
+            match interceptor.on_turn_end(&self.history).await {
+                TurnEndAction::Finish => {}
+                TurnEndAction::ContinueWithMessages(items) => more.extend(items),
+                TurnEndAction::Call {
+                    name,
+                    arguments,
+                    note,
+                } if call.is_none() => {
+                    call = Some(OwnCall {
+                        name,
+                        arguments,
+                        note,
+                    })
+                }
+                TurnEndAction::Call { name, .. } => {
+                    tracing::debug!(%name, "a second call at turn end is not made");
+                }
             }
         }
-        (!more.is_empty()).then_some(more)
+        (!more.is_empty() || call.is_some()).then_some((more, call))
+    }
+
+    /// Makes `call` as a batch of its own, recorded like a call of the model's, then says
+    /// why saki made it.
+    async fn run_own_call(
+        &mut self,
+        call: OwnCall,
+        cancel: &CancellationToken,
+        guard: &mut LoopGuard,
+    ) -> BatchEnd {
+        let batch_id = self.batch_ids.next();
+        let ctx = ToolExecutionContext {
+            call_id: format!("saki_{batch_id}"),
+            batch_id,
+            call_index: 0,
+        };
+        self.commit(Item::ToolCall {
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            signature: None,
+            ctx: ctx.clone(),
+        });
+        self.flushed().await;
+        let pending = PendingCall {
+            name: call.name,
+            arguments: call.arguments,
+            ctx,
+        };
+        let end = self.run_batch(vec![pending], cancel, guard).await;
+        if matches!(end, BatchEnd::Ran) {
+            self.commit(Item::system(call.note));
+        }
+        end
     }
 
     /// Commits the response's content in block order; returns its tool calls with their
@@ -610,6 +662,13 @@ impl Worker {
             });
         }
     }
+}
+
+/// A call saki makes on the model's behalf ([`TurnEndAction::Call`]).
+struct OwnCall {
+    name: String,
+    arguments: String,
+    note: String,
 }
 
 #[derive(Debug, Clone)]

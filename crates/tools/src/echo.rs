@@ -25,7 +25,9 @@ static NOTE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"|old_string was not in the file verbatim",
         r"|ignored unknown argument)",
         // This module's own refusal, which a model writes back as readily as the rest.
-        r"|refused to write \S.*: the text holds `)",
+        r"|refused to write \S.*: the text holds `",
+        // How a loop-stopped turn's answer request quotes each call (`answer.rs`).
+        r"|[A-Za-z_][\w.-]* \{.*\} (?:returned|failed):$)",
     ))
     .ok()
 });
@@ -81,6 +83,21 @@ pub fn echoed_note<'a>(new_text: &'a str, before: &str) -> Option<&'a str> {
         .find(|line| note.is_match(line) && !before.lines().any(|b| b.trim() == *line))
 }
 
+/// `text` without the lines that are tool-result notes not already in `before`: what a
+/// model quoted from a result around the file text it meant.
+pub fn without_notes(text: &str, before: &str) -> String {
+    let Some(note) = NOTE_LINE.as_ref() else {
+        return text.to_owned();
+    };
+    text.lines()
+        .filter(|line| {
+            let line = line.trim();
+            !note.is_match(line) || before.lines().any(|b| b.trim() == line)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The error for a write that would put `note` into `path`.
 pub fn echo_error(path: &str, note: &str) -> String {
     format!(
@@ -108,6 +125,20 @@ mod tests {
         let paged = "x = 1\n[...truncated: showing lines 2-2 of 3; use offset=3 to read more]";
         assert!(echoed_note(paged, "").is_some());
         assert!(echoed_note("}\n[end of file: line 3 is the last]", "").is_some());
+        // How a loop-stopped turn's answer request quotes a call.
+        let quoted = "read_file {\"path\":\"requirements.txt\"} returned:\nflask\n";
+        assert!(echoed_note(quoted, "").is_some());
+    }
+
+    #[test]
+    fn notes_are_taken_out_of_quoted_text_unless_the_file_holds_them() {
+        let quoted = "edit {\"path\":\"a\"} failed:\nx = 1\n[1 lines in all]";
+        assert_eq!(without_notes(quoted, ""), "x = 1");
+        assert_eq!(
+            without_notes("x = 1\n[1 lines in all]", "[1 lines in all]\n"),
+            "x = 1\n[1 lines in all]"
+        );
+        assert_eq!(without_notes("a {b} returned: x", ""), "a {b} returned: x");
     }
 
     #[test]
