@@ -256,17 +256,22 @@ mod tests {
         std::fs::write(dir.path().join("src/deep/z.rs"), "").unwrap();
         std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
         std::fs::write(dir.path().join("README.md"), "").unwrap();
-        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        std::fs::write(dir.path().join(".env"), "").unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "").unwrap();
         let listing = FileListing::gather(dir.path());
-        assert_eq!(listing.shown, ["README.md", "src/a.rs", "src/deep/z.rs"]);
+        assert_eq!(
+            listing.shown,
+            [".env", "README.md", "src/a.rs", "src/deep/z.rs"]
+        );
         assert_eq!(listing.more, 0);
         for i in 0..LISTED_FILES_MAX {
             std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
         }
         let listing = FileListing::gather(dir.path());
         assert_eq!(listing.shown.len(), LISTED_FILES_MAX);
-        assert_eq!(listing.shown[0], "README.md");
-        assert_eq!(listing.more, 3);
+        assert_eq!(listing.shown[1], "README.md");
+        assert_eq!(listing.more, 4);
         assert_eq!(FileListing::default().line(), None);
         let huge = FileListing {
             shown: vec!["a".into()],
