@@ -300,3 +300,30 @@ fn a_larger_models_answer_is_not_saved() {
         BROKEN_JSON
     );
 }
+
+/// A small model that answers about a named file without opening it is sent back once.
+#[test]
+fn a_small_models_answer_about_a_file_it_did_not_open_is_sent_back_once() {
+    let e = env_with(&[("shapes.py", "def a():\n    pass\n\n\ndef b():\n    pass\n")]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("5"));
+    server.push(Turn::text(read_call("shapes.py")));
+    server.push(Turn::text("2"));
+    let events = run(&e, &server, &[], "How many functions are in `shapes.py`?");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let second = requests[1].body["messages"].to_string();
+    assert!(
+        second.contains("You answered without reading shapes.py"),
+        "{second}"
+    );
+    assert_eq!(crate::results(&events).len(), 1);
+    // Once per turn, and only when a file of the workspace is named.
+    server.push(Turn::text("5"));
+    server.push(Turn::text("still 5"));
+    run(&e, &server, &[], "How many functions are in shapes.py?");
+    assert_eq!(server.requests().len(), 5);
+    server.push(Turn::text("Hello."));
+    run(&e, &server, &[], "How many functions are in nothere.py?");
+    assert_eq!(server.requests().len(), 6);
+}

@@ -267,6 +267,9 @@ impl Engine {
             worker.add_interceptor(Arc::new(saki_tools::unsaved::UnsavedAnswer::new(
                 workspace.clone(),
             )));
+            worker.add_interceptor(Arc::new(saki_tools::unlooked::UnlookedAnswer::new(
+                workspace.clone(),
+            )));
         }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());

@@ -26,6 +26,7 @@ pub mod shell_runtime;
 pub mod state;
 pub mod suggest;
 pub mod txn;
+pub mod unlooked;
 pub mod unsaved;
 pub mod web_fetch;
 pub mod web_guard;
