@@ -41,21 +41,6 @@ impl UnsavedAnswer {
     pub fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
-
-    /// The file's text as `path` (as the model wrote it) names it now, if it is text.
-    async fn current_text(&self, path: &str) -> Option<String> {
-        let resolved = self.workspace.resolve(path).ok()?;
-        let bytes = self
-            .workspace
-            .fs()
-            .read(&resolved, MAX_FILE_BYTES + 1)
-            .await
-            .ok()?;
-        if bytes.len() as u64 > MAX_FILE_BYTES || crate::common::looks_binary(&bytes) {
-            return None;
-        }
-        String::from_utf8(bytes).ok()
-    }
 }
 
 #[async_trait::async_trait]
@@ -66,7 +51,7 @@ impl Interceptor for UnsavedAnswer {
         };
         let mut files = Vec::new();
         for path in turn.paths {
-            if let Some(text) = self.current_text(&path).await {
+            if let Some(text) = self.workspace.read_text(&path, MAX_FILE_BYTES).await {
                 files.push((path, text));
             }
         }

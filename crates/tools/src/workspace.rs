@@ -101,6 +101,17 @@ impl Workspace {
         self.fs.resolve(&self.roots, path)
     }
 
+    /// The text of the file `path` (as a model wrote it) names, if it is in scope, text,
+    /// and at most `max` bytes.
+    pub async fn read_text(&self, path: &str, max: u64) -> Option<String> {
+        let resolved = self.resolve(path).ok()?;
+        let bytes = self.fs.read(&resolved, max.saturating_add(1)).await.ok()?;
+        if bytes.len() as u64 > max || crate::common::looks_binary(&bytes) {
+            return None;
+        }
+        String::from_utf8(bytes).ok()
+    }
+
     pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {
         self.shell.as_ref()
     }
