@@ -62,7 +62,7 @@ impl Interceptor for UnsavedAnswer {
         let note = format!(
             "[saki made this write_file call: the request asks for a change, and your answer \
              held the new text of {path} but did not save it. Tell the person in one \
-             sentence what changed.]"
+             sentence what happened.]"
         );
         TurnEndAction::Call {
             name: "write_file".into(),
@@ -180,6 +180,10 @@ fn candidate_texts(answer: &str) -> Vec<String> {
 
 /// Whether `text` is plainly a new version of `current` (see the module's documentation).
 fn is_new_version(text: &str, current: &str) -> bool {
+    // A patch keeps the file's words too, but written into the file it would ruin it.
+    if is_patch(text) && !is_patch(current) {
+        return false;
+    }
     let (new_words, old_words) = (words(text), words(current));
     if new_words.is_empty() || old_words.is_empty() || text.trim() == current.trim() {
         return false;
@@ -188,6 +192,12 @@ fn is_new_version(text: &str, current: &str) -> bool {
     let whole = kept >= KEPT_OF_FILE * old_words.len() as f64
         && kept >= FILE_OF_TEXT * new_words.len() as f64;
     whole && (new_words != old_words || repairs_json(text, current))
+}
+
+/// Whether `text` reads as a unified diff.
+fn is_patch(text: &str) -> bool {
+    let has = |start: &str| text.lines().any(|l| l.starts_with(start));
+    has("@@ ") || (has("--- ") && has("+++ "))
 }
 
 /// Whether `current` is broken JSON that `text` repairs.

@@ -92,6 +92,28 @@ fn a_snippet_of_a_file_is_not_its_new_text() {
 }
 
 #[test]
+fn a_patch_of_a_file_is_not_its_new_text() {
+    let file: String = (0..10).map(|i| format!("v{i} = {i}\n")).collect();
+    let mut patch = String::from("```diff\n--- a/x.py\n+++ b/x.py\n@@ -1,10 +1,10 @@\n");
+    for line in file.lines() {
+        if line == "v4 = 4" {
+            patch.push_str("-v4 = 4\n+v4 = 40\n");
+        } else {
+            patch.push_str(&format!(" {line}\n"));
+        }
+    }
+    patch.push_str("```");
+    assert_eq!(new_file_text(&patch, &files(&[("x.py", &file)])), None);
+    // The same lines without the patch's marks are the new text.
+    let plain = file.replace("v4 = 4", "v4 = 40");
+    let answer = format!("```\n{plain}```");
+    assert_eq!(
+        new_file_text(&answer, &files(&[("x.py", &file)])),
+        Some(("x.py".into(), plain))
+    );
+}
+
+#[test]
 fn prose_about_a_file_is_not_its_new_text() {
     let file = "x = 1\n";
     let answer = "To change x in the file, open it and set x to 2, then save the file and run \
