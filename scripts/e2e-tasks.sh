@@ -32,7 +32,11 @@
 # 8/18 (139 s); --via local 8/18 (204 s) and 7/18 (210 s, a model load per task). Codex
 # CLI 0.171 on the same server: 0/18 (129 s) and 1/18 (64 s); it answered every task
 # without a tool call. With edit's match of an old_string written with other spacing, a
-# bare --base-url: tuning 9/18 (153 s), held-out 8/18 (144 s).
+# bare --base-url: tuning 9/18 (153 s), held-out 8/18 (144 s). On a later day the same
+# binary scored held-out 7/18 (164 s). With a small model's answer that holds a file's
+# new text saved, dotfiles in the file listing, and an answer about a named file given
+# without a tool call sent back once: tuning 12/18 (171 s), held-out 7/18 (150 s), the
+# same through --provider llamacpp (12/18 in 171 s, 7/18 in 150 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
