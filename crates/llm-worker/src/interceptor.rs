@@ -23,6 +23,9 @@ pub enum ToolAction {
     Stop(String),
 }
 
+/// How the call id of a call saki made itself ([`TurnEndAction::Call`]) starts.
+pub const OWN_CALL_PREFIX: &str = "saki_";
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEndAction {
     Finish,

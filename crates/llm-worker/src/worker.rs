@@ -573,7 +573,7 @@ impl Worker {
     ) -> BatchEnd {
         let batch_id = self.batch_ids.next();
         let ctx = ToolExecutionContext {
-            call_id: format!("saki_{batch_id}"),
+            call_id: format!("{}{batch_id}", crate::interceptor::OWN_CALL_PREFIX),
             batch_id,
             call_index: 0,
         };

@@ -19,7 +19,7 @@
 use crate::echo::without_notes;
 use crate::intent::read_intent;
 use crate::workspace::Workspace;
-use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
+use saki_llm_worker::interceptor::{Interceptor, TurnEndAction, OWN_CALL_PREFIX};
 use saki_llm_worker::{Item, ToolResultStatus};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -101,7 +101,7 @@ fn unsaved_turn(history: &[Item]) -> Option<UnsavedTurn> {
                 ..
             } => {
                 // Once per turn: saki's own call is not followed by another.
-                if ctx.call_id.starts_with("saki_") {
+                if ctx.call_id.starts_with(OWN_CALL_PREFIX) {
                     return None;
                 }
                 let is_change = matches!(name.as_str(), "write_file" | "edit" | "delete_file");
