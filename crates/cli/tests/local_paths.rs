@@ -261,6 +261,18 @@ fn a_small_models_answer_holding_the_fixed_file_is_saved() {
     let results = results(&events);
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(results[1].0, "success", "{results:?}");
+    let own = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .nth(1)
+        .expect("saki's call");
+    assert_eq!(own["item"]["name"], "write_file", "{own}");
+    assert!(
+        own["item"]["call_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("saki_batch_")),
+        "{own}"
+    );
     let last = server.requests().last().unwrap().body.to_string();
     assert!(last.contains("saki made this write_file call"), "{last}");
     let done = events.iter().rev().find(|e| e["type"] == "turn.completed");
