@@ -32,25 +32,8 @@ BATCH="${SAKI_BENCH_BATCH:-256}"
 [[ $BATCH == 0 ]] && BATCH=""
 PY="${SAKI_LLAMACPP_PY:-$HOME/.cache/saki/llamacpp/venv/bin/python}"
 
-# The server saki --local starts (XLLAMACPP_SERVER in crates/engine/src/start/local_server.rs),
-# with one slot; keep the two alike.
-XLLAMACPP_SERVER='
-import signal, sys, xllamacpp
-p = xllamacpp.CommonParams()
-p.model.path = sys.argv[1]
-p.port = int(sys.argv[2])
-p.n_ctx = int(sys.argv[3])
-p.use_jinja = True
-p.endpoint_props = True
-p.model_alias = sys.argv[4]
-p.n_parallel = 1
-p.sampling.temp = 0.0
-if len(sys.argv) > 5:
-    p.n_batch = p.n_ubatch = int(sys.argv[5])
-server = xllamacpp.Server(p)
-print("listening", server.listening_address, flush=True)
-signal.sigwait({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
-'
+# The server saki --local starts, from the same file, with one slot.
+XLLAMACPP_SERVER="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/crates/engine/src/start/xllamacpp_server.py"
 
 main() {
   case "${1:-}" in
@@ -66,8 +49,8 @@ main() {
       --port "$PORT" --jinja --alias "$MODEL_ALIAS" -np 1 -c "$CONTEXT" \
       ${BATCH:+-b "$BATCH" -ub "$BATCH"}
   elif [[ -x $PY ]]; then
-    launch_server "xllamacpp (1 slot)" "$PY" -c "$XLLAMACPP_SERVER" "$MODEL_FILE" "$PORT" \
-      "$CONTEXT" "$MODEL_ALIAS" ${BATCH:+"$BATCH"}
+    launch_server "xllamacpp (1 slot)" "$PY" "$XLLAMACPP_SERVER" "$MODEL_FILE" "$PORT" \
+      "$CONTEXT" "$MODEL_ALIAS" --temp 0 ${BATCH:+--batch "$BATCH"}
   else
     die "no llama-server on PATH and no xllamacpp at $PY (run: saki exec --local MODEL once, or scripts/demo.sh)"
   fi

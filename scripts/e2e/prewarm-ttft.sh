@@ -18,15 +18,8 @@ LOG_TAG=prewarm-ttft
 TYPING="${1:-15}"
 PYTHON="${XDG_CACHE_HOME:-$HOME/.cache}/saki/llamacpp/venv/bin/python"
 
-SERVE='
-import signal, sys, xllamacpp
-p = xllamacpp.CommonParams()
-p.model.path = sys.argv[1]; p.port = int(sys.argv[2]); p.n_ctx = 16384
-p.use_jinja = True; p.endpoint_props = True; p.model_alias = "local"; p.n_parallel = 1
-s = xllamacpp.Server(p)
-print("listening", flush=True)
-signal.sigwait({signal.SIGTERM, signal.SIGINT})
-'
+# The server saki --local starts, from the same file; stock sampling.
+SERVE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/crates/engine/src/start/xllamacpp_server.py"
 
 measure() {
   local prewarm=$1 home port server_pid start now elapsed
@@ -34,7 +27,7 @@ measure() {
   mkdir -p "$home/config/saki" "$home/ws"
   printf 'prewarm = %s\nsuggestions = false\n' "$prewarm" >"$home/config/saki/config.toml"
   port="$(free_port)"
-  "$PYTHON" -c "$SERVE" "$MODEL_FILE" "$port" >"$home/server.log" 2>&1 &
+  "$PYTHON" "$SERVE" "$MODEL_FILE" "$port" 16384 local >"$home/server.log" 2>&1 &
   server_pid=$!
   until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do sleep 0.2; done
   tmux new-session -d -s ttft -x 140 -y 40 \

@@ -21,23 +21,10 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-SERVER = r"""
-import signal, sys, xllamacpp
-p = xllamacpp.CommonParams()
-p.model.path = sys.argv[1]
-p.port = int(sys.argv[2])
-p.n_ctx = 16384
-p.use_jinja = True
-p.endpoint_props = True
-p.model_alias = "local"
-p.n_parallel = 1
-# Sampling stays the server's stock default: what saki sends decides it.
-if len(sys.argv) > 3:
-    p.chat_template = open(sys.argv[3]).read()
-server = xllamacpp.Server(p)
-print("listening", server.listening_address, flush=True)
-signal.sigwait({signal.SIGTERM, signal.SIGINT})
-"""
+# The server `saki --local` starts, from the same file; sampling stays the server's stock
+# default (no --temp): what saki sends decides it.
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "crates",
+                      "engine", "src", "start", "xllamacpp_server.py")
 
 
 from task_list import QUESTIONS, TASKS, read  # noqa: E402  (beside this file)
@@ -55,7 +42,8 @@ def free_port():
 
 def start_server(python, model, template, log):
     port = free_port()
-    args = [python, "-c", SERVER, model, str(port)] + ([template] if template else [])
+    args = [python, SERVER, model, str(port), "16384", "local"]
+    args += ["--template", template] if template else []
     proc = subprocess.Popen(args, stdout=log, stderr=log, start_new_session=True)
     deadline = time.time() + 180
     while time.time() < deadline:

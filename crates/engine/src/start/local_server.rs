@@ -32,24 +32,9 @@ pub const BATCH: u32 = 256;
 /// Loading a model from a cold disk can take a while on 2 cores.
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Runs llama.cpp's server in-process through xllamacpp: model, port, context, alias and
-/// batch from argv; serves until killed.
-const XLLAMACPP_SERVER: &str = r#"
-import signal, sys, xllamacpp
-p = xllamacpp.CommonParams()
-p.model.path = sys.argv[1]
-p.port = int(sys.argv[2])
-p.n_ctx = int(sys.argv[3])
-p.use_jinja = True
-p.endpoint_props = True
-p.model_alias = sys.argv[4]
-p.n_parallel = 1
-p.sampling.temp = 0.0
-p.n_batch = p.n_ubatch = int(sys.argv[5])
-server = xllamacpp.Server(p)
-print("listening", server.listening_address, flush=True)
-signal.sigwait({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
-"#;
+/// Runs llama.cpp's server in-process through xllamacpp (the same file the scripts under
+/// `scripts/` start): model, port, context and alias, then options; serves until killed.
+const XLLAMACPP_SERVER: &str = include_str!("xllamacpp_server.py");
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
@@ -232,7 +217,10 @@ pub async fn start(
                 port.to_string(),
                 context.to_string(),
                 MODEL_ALIAS.to_owned(),
+                "--batch".into(),
                 BATCH.to_string(),
+                "--temp".into(),
+                "0".into(),
             ]);
             (c, "xllamacpp")
         }
@@ -306,7 +294,7 @@ mod tests {
         let args = llama_server_args(8080, 4096).join(" ");
         assert!(args.contains("-np 1 -b 256 -ub 256"), "{args}");
         assert!(args.ends_with("--port 8080 -c 4096"), "{args}");
-        assert!(XLLAMACPP_SERVER.contains("p.n_batch = p.n_ubatch = int(sys.argv[5])"));
+        assert!(XLLAMACPP_SERVER.contains("p.n_batch = p.n_ubatch = a.batch"));
         assert!(XLLAMACPP_SERVER.contains("p.n_parallel = 1"));
     }
 
