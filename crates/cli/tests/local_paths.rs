@@ -246,6 +246,13 @@ fn a_small_models_answer_holding_the_fixed_file_is_saved() {
     let e = env_with(&[("config.json", BROKEN_JSON)]);
     let server = llamacpp(494_032_768);
     server.push(Turn::text(read_call("config.json")));
+    // A failed edit naming the same file by its absolute path: still one candidate.
+    let absolute = e.ws.join("config.json").display().to_string();
+    server.push(Turn::text(
+        serde_json::json!({"name": "edit", "arguments": {"path": absolute,
+            "old_string": "\"debug\": false,,", "new_string": "\"debug\": false"}})
+        .to_string(),
+    ));
     server.push(Turn::text("{\"name\": \"app\", \"debug\": false}"));
     server.push(Turn::text("I removed the trailing comma."));
     let events = run(
@@ -259,12 +266,13 @@ fn a_small_models_answer_holding_the_fixed_file_is_saved() {
         "{\"name\": \"app\", \"debug\": false}\n"
     );
     let results = results(&events);
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert_eq!(results[1].0, "success", "{results:?}");
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[1].0, "error", "{results:?}");
+    assert_eq!(results[2].0, "success", "{results:?}");
     let own = events
         .iter()
         .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
-        .nth(1)
+        .nth(2)
         .expect("saki's call");
     assert_eq!(own["item"]["name"], "write_file", "{own}");
     assert!(

@@ -50,7 +50,16 @@ impl Interceptor for UnsavedAnswer {
             return TurnEndAction::Finish;
         };
         let mut files = Vec::new();
+        let mut seen = Vec::new();
         for path in turn.paths {
+            // One file named two ways (`a.py`, `/work/a.py`) is one candidate, not two.
+            let Ok(resolved) = self.workspace.resolve(&path) else {
+                continue;
+            };
+            if seen.contains(&resolved) {
+                continue;
+            }
+            seen.push(resolved);
             if let Some(text) = self.workspace.read_text(&path, MAX_FILE_BYTES).await {
                 files.push((path, text));
             }
