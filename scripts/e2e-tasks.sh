@@ -36,7 +36,8 @@
 # binary scored held-out 7/18 (164 s). With a small model's answer that holds a file's
 # new text saved, dotfiles in the file listing, and an answer about a named file given
 # without a tool call sent back once: tuning 12/18 (171 s), held-out 7/18 (150 s), the
-# same through --provider llamacpp (12/18 in 171 s, 7/18 in 150 s).
+# same through --provider llamacpp (12/18 in 171 s, 7/18 in 150 s) and with the tag-less
+# template (12/18 in 178 s, 7/18 in 156 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
