@@ -32,13 +32,18 @@ pub enum TurnEndAction {
     /// Append these items and ask the model again.
     ContinueWithMessages(Vec<Item>),
     /// Make this call on the model's behalf, then ask the model again: the call passes
-    /// every interceptor and approval a call of the model's own would, and `note` follows
-    /// its result, saying why saki made it. At most one per turn end (the first wins).
-    Call {
-        name: String,
-        arguments: String,
-        note: String,
-    },
+    /// every interceptor and approval a call of the model's own would, and its note
+    /// follows its result. At most one per turn end (the first wins).
+    Call(OwnCall),
+}
+
+/// A call saki makes on the model's behalf ([`TurnEndAction::Call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnCall {
+    pub name: String,
+    pub arguments: String,
+    /// Why saki made it, committed after its result.
+    pub note: String,
 }
 
 /// A tool call about to run.

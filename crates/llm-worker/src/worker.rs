@@ -18,7 +18,7 @@ use crate::answer::fold_for_answer;
 use crate::batch_ids::BatchIds;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard};
 use crate::durability::Durability;
-use crate::interceptor::{Interceptor, PromptAction, TurnEndAction};
+use crate::interceptor::{Interceptor, OwnCall, PromptAction, TurnEndAction};
 use crate::item::{to_messages_with, Item, ToolResultStatus};
 use crate::loop_guard::LoopGuard;
 use crate::responder::{AssistantResponse, Responder};
@@ -544,19 +544,9 @@ impl Worker {
             match interceptor.on_turn_end(&self.history).await {
                 TurnEndAction::Finish => {}
                 TurnEndAction::ContinueWithMessages(items) => more.extend(items),
-                TurnEndAction::Call {
-                    name,
-                    arguments,
-                    note,
-                } if call.is_none() => {
-                    call = Some(OwnCall {
-                        name,
-                        arguments,
-                        note,
-                    })
-                }
-                TurnEndAction::Call { name, .. } => {
-                    tracing::debug!(%name, "a second call at turn end is not made");
+                TurnEndAction::Call(own) if call.is_none() => call = Some(own),
+                TurnEndAction::Call(own) => {
+                    tracing::debug!(name = %own.name, "a second call at turn end is not made");
                 }
             }
         }
@@ -662,13 +652,6 @@ impl Worker {
             });
         }
     }
-}
-
-/// A call saki makes on the model's behalf ([`TurnEndAction::Call`]).
-struct OwnCall {
-    name: String,
-    arguments: String,
-    note: String,
 }
 
 #[derive(Debug, Clone)]

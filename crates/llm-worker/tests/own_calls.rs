@@ -51,11 +51,11 @@ impl Interceptor for SaveTheAnswer {
         let Some(Item::AssistantText { text }) = history.last() else {
             return TurnEndAction::Finish;
         };
-        TurnEndAction::Call {
+        TurnEndAction::Call(OwnCall {
             name: "save".into(),
             arguments: json!({ "text": text }).to_string(),
             note: "[saved for you]".into(),
-        }
+        })
     }
 }
 

@@ -76,24 +76,23 @@ pub fn echoed_note<'a>(new_text: &'a str, before: &str) -> Option<&'a str> {
     {
         return Some(whole);
     }
-    let note = NOTE_LINE.as_ref()?;
     new_text
         .lines()
         .map(str::trim)
-        .find(|line| note.is_match(line) && !before.lines().any(|b| b.trim() == *line))
+        .find(|line| is_added_note(line, before))
+}
+
+/// Whether `line` (trimmed) is a tool-result note that `before` does not already hold.
+fn is_added_note(line: &str, before: &str) -> bool {
+    NOTE_LINE.as_ref().is_some_and(|note| note.is_match(line))
+        && !before.lines().any(|b| b.trim() == line)
 }
 
 /// `text` without the lines that are tool-result notes not already in `before`: what a
 /// model quoted from a result around the file text it meant.
 pub fn without_notes(text: &str, before: &str) -> String {
-    let Some(note) = NOTE_LINE.as_ref() else {
-        return text.to_owned();
-    };
     text.lines()
-        .filter(|line| {
-            let line = line.trim();
-            !note.is_match(line) || before.lines().any(|b| b.trim() == line)
-        })
+        .filter(|line| !is_added_note(line.trim(), before))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -163,12 +163,34 @@ const PART_STEMS: &[&str] = &[
 fn without_paths(sentence: &str) -> String {
     sentence
         .split_whitespace()
-        .filter(|w| {
-            let w = w.trim_end_matches(['.', ',', ';', ':', '!', '?']);
-            !(w.contains('/') || w.trim_start_matches('.').contains('.'))
-        })
+        .filter(|w| path_word(w).is_none())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `word` as a path when it is written like one: with a `/`, or a dot inside or in front
+/// (`shapes.py`, `.env`), taken out of the quotes and closing marks around it
+/// (`` `shapes.py`? `` and `"calc.py".`).
+pub(crate) fn path_word(word: &str) -> Option<&str> {
+    const AROUND: [char; 13] = [
+        '`', '"', '\'', '(', ')', '[', ']', '<', '>', ',', ';', ':', '!',
+    ];
+    let word = word
+        .trim_matches(AROUND)
+        .trim_end_matches(['.', '?'])
+        .trim_matches(AROUND);
+    (word.len() > 1 && (word.contains('/') || word.contains('.'))).then_some(word)
+}
+
+/// The prompt of the turn `history` ends in, and that turn's items from its prompt on.
+pub(crate) fn current_turn(history: &[Item]) -> Option<(&str, &[Item])> {
+    let start = history
+        .iter()
+        .rposition(|item| matches!(item, Item::User { .. }))?;
+    match &history[start] {
+        Item::User { text } => Some((text, &history[start..])),
+        _ => None,
+    }
 }
 
 /// Words that open a question about how things are (`can`, `could`, `would`, `will` and
@@ -248,7 +270,7 @@ fn mentions(sentence: &str, stems: &[&str]) -> bool {
 }
 
 /// Tools that change files, by what they can do.
-fn changes_files(name: &str) -> bool {
+pub(crate) fn changes_files(name: &str) -> bool {
     matches!(name, "write_file" | "edit" | "delete_file")
 }
 

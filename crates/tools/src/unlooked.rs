@@ -8,6 +8,7 @@
 //! that read, listed, ran or searched anything is left alone, as is one whose prompt
 //! names no file of the workspace.
 
+use crate::intent::{current_turn, path_word};
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
 use saki_llm_worker::Item;
@@ -59,35 +60,18 @@ impl Interceptor for UnlookedAnswer {
 
 /// The prompt of a turn that called no tool and was not sent back already.
 fn unlooked_prompt(history: &[Item]) -> Option<&str> {
-    let start = history
-        .iter()
-        .rposition(|item| matches!(item, Item::User { .. }))?;
-    let Item::User { text } = &history[start] else {
-        return None;
-    };
-    let looked = history[start..].iter().any(|item| match item {
+    let (text, turn) = current_turn(history)?;
+    let looked = turn.iter().any(|item| match item {
         Item::ToolCall { .. } => true,
         Item::System { text } => text.starts_with(NOTE_START),
         _ => false,
     });
-    (!looked).then_some(text.as_str())
+    (!looked).then_some(text)
 }
 
-/// Words of `prompt` written like paths: with a `/`, or a dot inside (`shapes.py`,
-/// `.env`), without the quotes and closing marks around them.
+/// Words of `prompt` written like paths ([`path_word`]).
 fn path_words(prompt: &str) -> impl Iterator<Item = &str> {
-    const AROUND: [char; 13] = [
-        '`', '"', '\'', '(', ')', '[', ']', '<', '>', ',', ';', ':', '!',
-    ];
-    prompt
-        .split_whitespace()
-        .map(|w| {
-            // `shapes.py`? and "calc.py". end in marks on both sides of the quote.
-            w.trim_matches(AROUND)
-                .trim_end_matches(['.', '?'])
-                .trim_matches(AROUND)
-        })
-        .filter(|w| w.len() > 1 && (w.contains('/') || w.contains('.')))
+    prompt.split_whitespace().filter_map(path_word)
 }
 
 #[cfg(test)]

@@ -17,11 +17,11 @@
 //! leaves the answer as it is.
 
 use crate::echo::without_notes;
-use crate::intent::read_intent;
+use crate::intent::{changes_files, current_turn, read_intent};
 use crate::workspace::Workspace;
-use saki_llm_worker::interceptor::{Interceptor, TurnEndAction, OWN_CALL_PREFIX};
+use saki_llm_worker::interceptor::{Interceptor, OwnCall, TurnEndAction, OWN_CALL_PREFIX};
 use saki_llm_worker::{Item, ToolResultStatus};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The largest file whose new text is looked for in an answer.
@@ -52,15 +52,13 @@ impl Interceptor for UnsavedAnswer {
         let mut files = Vec::new();
         let mut seen = Vec::new();
         for path in turn.paths {
-            // One file named two ways (`a.py`, `/work/a.py`) is one candidate, not two.
-            let Ok(resolved) = self.workspace.resolve(&path) else {
+            let Some((resolved, text)) = self.workspace.read_text(&path, MAX_FILE_BYTES).await
+            else {
                 continue;
             };
-            if seen.contains(&resolved) {
-                continue;
-            }
-            seen.push(resolved);
-            if let Some(text) = self.workspace.read_text(&path, MAX_FILE_BYTES).await {
+            // One file named two ways (`a.py`, `/work/a.py`) is one candidate, not two.
+            if !seen.contains(&resolved) {
+                seen.push(resolved);
                 files.push((path, text));
             }
         }
@@ -73,11 +71,11 @@ impl Interceptor for UnsavedAnswer {
              held the new text of {path} but did not save it. Tell the person in one \
              sentence what happened.]"
         );
-        TurnEndAction::Call {
+        TurnEndAction::Call(OwnCall {
             name: "write_file".into(),
             arguments: serde_json::json!({ "path": path, "content": content }).to_string(),
             note,
-        }
+        })
     }
 }
 
@@ -89,18 +87,12 @@ struct UnsavedTurn {
 }
 
 fn unsaved_turn(history: &[Item]) -> Option<UnsavedTurn> {
-    let start = history
-        .iter()
-        .rposition(|item| matches!(item, Item::User { .. }))?;
-    let turn = &history[start..];
-    let Item::User { text } = &turn[0] else {
-        return None;
-    };
+    let (text, turn) = current_turn(history)?;
     if !read_intent(text).change {
         return None;
     }
     let mut paths: Vec<String> = Vec::new();
-    let mut changing: HashMap<&str, &str> = HashMap::new();
+    let mut changing: HashSet<&str> = HashSet::new();
     for item in turn {
         match item {
             Item::ToolCall {
@@ -113,9 +105,9 @@ fn unsaved_turn(history: &[Item]) -> Option<UnsavedTurn> {
                 if ctx.call_id.starts_with(OWN_CALL_PREFIX) {
                     return None;
                 }
-                let is_change = matches!(name.as_str(), "write_file" | "edit" | "delete_file");
+                let is_change = changes_files(name);
                 if is_change {
-                    changing.insert(ctx.call_id.as_str(), name.as_str());
+                    changing.insert(ctx.call_id.as_str());
                 }
                 if name == "read_file" || is_change {
                     let path = serde_json::from_str::<serde_json::Value>(arguments)
@@ -130,7 +122,7 @@ fn unsaved_turn(history: &[Item]) -> Option<UnsavedTurn> {
                 status: ToolResultStatus::Success,
                 ctx,
                 ..
-            } if changing.contains_key(ctx.call_id.as_str()) => return None,
+            } if changing.contains(ctx.call_id.as_str()) => return None,
             _ => {}
         }
     }

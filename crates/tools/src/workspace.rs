@@ -101,15 +101,15 @@ impl Workspace {
         self.fs.resolve(&self.roots, path)
     }
 
-    /// The text of the file `path` (as a model wrote it) names, if it is in scope, text,
+    /// The file `path` (as a model wrote it) names, and its text, if it is in scope, text,
     /// and at most `max` bytes.
-    pub async fn read_text(&self, path: &str, max: u64) -> Option<String> {
+    pub async fn read_text(&self, path: &str, max: u64) -> Option<(std::path::PathBuf, String)> {
         let resolved = self.resolve(path).ok()?;
         let bytes = self.fs.read(&resolved, max.saturating_add(1)).await.ok()?;
         if bytes.len() as u64 > max || crate::common::looks_binary(&bytes) {
             return None;
         }
-        String::from_utf8(bytes).ok()
+        Some((resolved, String::from_utf8(bytes).ok()?))
     }
 
     pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {
