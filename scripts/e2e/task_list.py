@@ -224,3 +224,116 @@ QUESTIONS = {"read-word", "find-definition", "count-lines", "list-directory", "r
              "run-program", "grep-count", "explain-function", "csv-total", "deep-port",
              "count-python-files", "who-imports", "count-functions", "docs-command",
              "env-value"}
+
+
+def prints(ws, want, *cmd):
+    """None when running cmd in the workspace exits 0 and prints want, else what it did."""
+    code, out = run(ws, *cmd)
+    return None if code == 0 and out.strip() == want else "%s: exit %s, %r" % (
+        " ".join(cmd), code, out.strip()[-200:])
+
+
+def ini_value(ws, name, section, key):
+    import configparser
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(read(ws, name) or "")
+        return parser.get(section, key)
+    except (configparser.Error, KeyError):
+        return None
+
+
+def json_path(ws, name, *keys):
+    try:
+        value = json.loads(read(ws, name) or "")
+        for key in keys:
+            value = value[key]
+        return value
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+STACK = ("class Stack:\n    def __init__(self):\n        self.items = []\n\n"
+         "    def push(self, x):\n        self.items.append(x)\n\n"
+         "    def pop(self):\n        return self.items[0]\n")
+TEST_STACK = ("from stack import Stack\n\ns = Stack()\ns.push(1)\ns.push(2)\n"
+              "assert s.pop() == 2\nprint('ok')\n")
+
+# The second set: trees a level or two deep, several files, structured formats, fixes
+# checked by running them. Written before any was run; tuning and held-out alternate.
+TASKS += [
+    ("nested-constant", "tune",
+     {"src/shop/config.py": "TAX_RATE = 0.2\nCURRENCY = 'EUR'\n", "src/shop/__init__.py": "",
+      "README.md": "# Shop\n"},
+     "What currency does the shop use?",
+     lambda ws, a: None if has(a, "EUR") else "answer lacks EUR"),
+    ("nested-fix-run", "held",
+     {"lib/mathx/ops.py": "def mul(a, b):\n    return a + b\n", "lib/mathx/__init__.py": "",
+      "run.py": "import sys\nsys.path.insert(0, 'lib')\nfrom mathx.ops import mul\n\nprint(mul(3, 4))\n"},
+     "run.py should print 12 but it prints something else. Fix the bug.",
+     lambda ws, a: prints(ws, "12", "python3", "run.py")),
+    ("toml-version", "tune",
+     {"pyproject.toml": '[project]\nname = "tool"\nversion = "0.3.1"\n'},
+     "Bump the version in pyproject.toml to 0.4.0",
+     lambda ws, a: None if re.search(r'^version = "0\.4\.0"$', read(ws, "pyproject.toml") or "", re.M)
+     and 'name = "tool"' in (read(ws, "pyproject.toml") or "")
+     else "pyproject.toml is %r" % read(ws, "pyproject.toml")),
+    ("ini-port", "held",
+     {"app.ini": "[server]\nhost = 0.0.0.0\nport = 8080\n\n[db]\nname = shop\n"},
+     "Change the server port in app.ini to 9090",
+     lambda ws, a: None if ini_value(ws, "app.ini", "server", "port") == "9090"
+     and ini_value(ws, "app.ini", "db", "name") == "shop" else "app.ini is %r" % read(ws, "app.ini")),
+    ("fix-test-run", "tune", {"stack.py": STACK, "test_stack.py": TEST_STACK},
+     "python3 test_stack.py fails. Fix stack.py so that the test passes.",
+     lambda ws, a: prints(ws, "ok", "python3", "test_stack.py")
+     or (None if read(ws, "test_stack.py") == TEST_STACK else "test_stack.py was changed")),
+    ("json-nested-value", "held",
+     {"config/app.json": '{"db": {"host": "localhost", "port": 5432}, "cache": {"ttl": 60}}\n'},
+     "What port does the database use?",
+     lambda ws, a: None if has(a, "5432") else "answer lacks 5432"),
+    ("find-todo", "tune",
+     {"src/a.py": "x = 1\n", "src/b.py": "# TODO: handle errors\ny = 2\n", "src/c.py": "z = 3\n"},
+     "Which file has a TODO comment?",
+     lambda ws, a: None if has(a, "b.py") and not has(a, "a.py") and not has(a, "c.py")
+     else "answer is not b.py"),
+    ("add-lower", "held", {"strings.py": "def upper(s):\n    return s.upper()\n"},
+     "Add a function lower(s) to strings.py that returns s in lower case.",
+     lambda ws, a: py_ok(ws, "from strings import lower, upper\n"
+                         "assert lower('AbC') == 'abc' and upper('a') == 'A'", "strings.py")),
+    ("multi-file-constant", "tune",
+     {"main.py": "from config import LIMIT\n\nprint(LIMIT)\n", "config.py": "LIMIT = 10\n"},
+     "Set LIMIT to 25.",
+     lambda ws, a: prints(ws, "25", "python3", "main.py")),
+    ("count-rows-deep", "held",
+     {"data/2024/users.csv": "id,name\n1,ann\n2,bob\n3,cy\n4,dee\n"},
+     "How many users are in the users CSV, not counting the header?",
+     lambda ws, a: None if re.search(r"\b4\b", a) else "answer lacks 4"),
+    ("gitignore-add", "tune", {".gitignore": "__pycache__/\n"},
+     "Add *.log to .gitignore",
+     lambda ws, a: None if set((read(ws, ".gitignore") or "").split()) == {"__pycache__/", "*.log"}
+     else ".gitignore is %r" % read(ws, ".gitignore")),
+    ("fix-syntax", "held",
+     {"greet.py": "def hi(name)\n    return 'hi ' + name\n\n\nprint(hi('bo'))\n"},
+     "greet.py has a syntax error. Fix it.",
+     lambda ws, a: prints(ws, "hi bo", "python3", "greet.py")),
+    ("word-count", "tune", {"poem.txt": "roses are red\nviolets are blue\n"},
+     "How many words are in poem.txt?",
+     lambda ws, a: None if re.search(r"\b6\b|\bsix\b", a, re.I) else "answer lacks 6"),
+    ("json-add-script", "held",
+     {"package.json": '{\n  "name": "web",\n  "scripts": {\n    "start": "node index.js"\n  }\n}\n'},
+     "Add a test script to package.json that runs node test.js",
+     lambda ws, a: None if json_path(ws, "package.json", "scripts", "test") == "node test.js"
+     and json_path(ws, "package.json", "scripts", "start") == "node index.js"
+     else "package.json is %r" % read(ws, "package.json")),
+    ("default-argument", "tune", {"greet.py": GREET},
+     "Make the name argument of greet default to 'world'.",
+     lambda ws, a: py_ok(ws, "from greet import greet\n"
+                         "assert greet() == 'Hello, world' and greet('x') == 'Hello, x'", "greet.py")),
+    ("which-helper", "held",
+     {"main.py": "from helpers import load\n\nload('x')\n",
+      "helpers.py": "def load(p):\n    return open(p).read()\n\n\ndef save(p, t):\n    open(p, 'w').write(t)\n"},
+     "Which function from helpers.py does main.py use?",
+     lambda ws, a: None if has(a, "load") else "answer lacks load"),
+]
+QUESTIONS |= {"nested-constant", "json-nested-value", "find-todo", "count-rows-deep",
+              "word-count", "which-helper"}
