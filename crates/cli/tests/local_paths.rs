@@ -347,3 +347,26 @@ fn a_small_models_answer_about_a_file_it_did_not_open_is_sent_back_once() {
     run(&e, &server, &[], "How many functions are in nothere.py?");
     assert_eq!(server.requests().len(), 6);
 }
+
+/// A small model's prompt is followed by the lines where its words occur; a larger
+/// model's is not.
+#[test]
+fn a_small_models_prompt_is_followed_by_where_its_words_occur() {
+    let e = env_with(&[
+        ("src/shop/config.py", "TAX_RATE = 0.2\nCURRENCY = 'EUR'\n"),
+        ("README.md", "# Notes\n"),
+    ]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("EUR"));
+    run(&e, &server, &[], "What currency does the shop use?");
+    let small = server.requests()[0].body["messages"].to_string();
+    assert!(
+        small.contains("src/shop/config.py:2:CURRENCY = 'EUR'"),
+        "{small}"
+    );
+    let server = llamacpp(7_615_616_512);
+    server.push(Turn::text("EUR"));
+    run(&e, &server, &[], "What currency does the shop use?");
+    let large = server.requests()[0].body["messages"].to_string();
+    assert!(!large.contains("CURRENCY"), "{large}");
+}

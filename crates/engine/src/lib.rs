@@ -270,6 +270,9 @@ impl Engine {
             worker.add_interceptor(Arc::new(saki_tools::unlooked::UnlookedAnswer::new(
                 workspace.clone(),
             )));
+            worker.add_interceptor(Arc::new(saki_tools::mentions::PromptMentions::new(
+                workspace.clone(),
+            )));
         }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());

@@ -23,7 +23,9 @@ static NOTE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"|offset \d+ is past the end of this ",
         r"|this call is identical to an earlier one",
         r"|old_string was not in the file verbatim",
-        r"|ignored unknown argument)",
+        r"|ignored unknown argument",
+        // The lines that follow a small model's prompt (`mentions`).
+        r"|Lines of the workspace with the request's words)",
         // This module's own refusal, which a model writes back as readily as the rest.
         r"|refused to write \S.*: the text holds `",
         // How a loop-stopped turn's answer request quotes each call (`answer.rs`).

@@ -18,6 +18,7 @@ pub mod intent;
 mod lean;
 pub mod listing;
 pub mod mcp_approval;
+pub mod mentions;
 pub mod plan;
 pub mod sanitize;
 pub mod shell;

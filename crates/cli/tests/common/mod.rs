@@ -21,7 +21,9 @@ pub fn env_with(files: &[(&str, &str)]) -> Env {
     let ws = home.path().join("project");
     std::fs::create_dir_all(&ws).unwrap();
     for (name, body) in files {
-        std::fs::write(ws.join(name), body).unwrap();
+        let path = ws.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
     }
     Env { home, ws }
 }

@@ -1,0 +1,336 @@
+//! Where the prompt's words occur, shown with the prompt where small models run.
+//!
+//! Asked "What currency does the shop use?" in a tree where the answer sits in
+//! `src/shop/config.py`, a small model answers at once with a currency it made up; asked
+//! "Set LIMIT to 25." it lists the root and says it is done. A strong model greps; a small
+//! one rarely thinks to. So saki greps for it: the prompt's distinctive words (not
+//! function words, not the words of a file name, not numbers) are searched for in the
+//! workspace as whole words, ignoring case, and the lines found follow the prompt as a
+//! note, `path:line:text` as the grep tool shows them. A word found in more than a few
+//! files points nowhere and is left out, so in a large tree the note is often absent.
+//! The search is the grep tool's own (`.gitignore` respected, hidden files skipped), over
+//! the session's file view.
+
+use crate::fs::GrepQuery;
+use crate::grep::Match;
+use crate::intent::path_word;
+use crate::workspace::Workspace;
+use saki_llm_worker::interceptor::{Interceptor, PromptAction};
+use saki_llm_worker::Item;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Words searched for at most (the first ones of the prompt).
+const MAX_WORDS: usize = 6;
+/// A word found in more files than this points nowhere in particular.
+const MAX_FILES_PER_WORD: usize = 3;
+/// Matching lines asked of each search; a word with more is too common to show.
+const MAX_LINES_PER_WORD: usize = 12;
+/// Lines shown in all.
+const MAX_LINES: usize = 8;
+/// Characters of a line shown.
+const MAX_LINE_CHARS: usize = 120;
+
+/// How the note starts; it is a note, not the person's words (see `echo`).
+pub const NOTE_START: &str = "[Lines of the workspace with the request's words";
+
+/// Words too common in requests to point at anything.
+const FUNCTION_WORDS: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "with",
+    "what",
+    "which",
+    "where",
+    "when",
+    "who",
+    "how",
+    "why",
+    "does",
+    "did",
+    "are",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "that",
+    "this",
+    "these",
+    "those",
+    "from",
+    "into",
+    "onto",
+    "use",
+    "uses",
+    "used",
+    "using",
+    "file",
+    "files",
+    "line",
+    "lines",
+    "make",
+    "set",
+    "add",
+    "change",
+    "fix",
+    "remove",
+    "delete",
+    "rename",
+    "update",
+    "bump",
+    "show",
+    "tell",
+    "find",
+    "list",
+    "count",
+    "many",
+    "much",
+    "there",
+    "their",
+    "they",
+    "them",
+    "then",
+    "than",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "not",
+    "but",
+    "all",
+    "any",
+    "each",
+    "every",
+    "some",
+    "one",
+    "two",
+    "new",
+    "old",
+    "its",
+    "you",
+    "your",
+    "our",
+    "please",
+    "also",
+    "only",
+    "just",
+    "instead",
+    "doesn",
+    "isn",
+    "didn",
+    "aren",
+    "won",
+    "don",
+    "here",
+    "want",
+    "need",
+    "like",
+    "about",
+    "after",
+    "before",
+    "out",
+    "get",
+    "put",
+    "give",
+    "write",
+    "read",
+    "run",
+    "runs",
+    "call",
+    "calls",
+    "called",
+    "return",
+    "returns",
+    "defined",
+    "define",
+    "code",
+    "bug",
+    "error",
+    "fails",
+    "failing",
+    "works",
+    "work",
+    "something",
+    "else",
+    "other",
+    "same",
+    "more",
+    "most",
+    "less",
+    "again",
+    "now",
+    "still",
+    "yet",
+    "too",
+    "very",
+    "way",
+    "thing",
+    "things",
+    "doing",
+    "done",
+    "sure",
+    "okay",
+    "thanks",
+    "thank",
+    "right",
+    "wrong",
+    "print",
+    "prints",
+    "say",
+    "says",
+    "top",
+    "end",
+    "start",
+    "first",
+    "last",
+    "next",
+    "over",
+    "under",
+    "between",
+    "without",
+    "within",
+    "per",
+    "via",
+    "being",
+    "been",
+    "upon",
+    "let",
+    "lets",
+    "see",
+    "look",
+    "check",
+    "keep",
+    "take",
+    "move",
+    "copy",
+    "open",
+    "create",
+    "text",
+    "word",
+    "words",
+    "number",
+    "numbers",
+    "value",
+    "values",
+    "total",
+    "sum",
+];
+
+/// Adds the lines where the prompt's words occur after the prompt (see the module's
+/// documentation).
+#[derive(Debug)]
+pub struct PromptMentions {
+    workspace: Arc<Workspace>,
+}
+
+impl PromptMentions {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+
+    /// The lines of the workspace where `word` occurs as a whole word, or `None` when
+    /// it occurs too widely to point anywhere (or the search failed).
+    async fn lines_of(&self, word: &str) -> Option<Vec<Match>> {
+        let query = GrepQuery {
+            pattern: format!(r"\b{}\b", regex::escape(word)),
+            glob: None,
+            case_insensitive: true,
+            max: MAX_LINES_PER_WORD,
+            shown_root: self.workspace.root().to_path_buf(),
+        };
+        let found = self
+            .workspace
+            .fs()
+            .grep(self.workspace.root(), &query)
+            .await
+            .ok()?;
+        let files: BTreeSet<&str> = found.matches.iter().map(|(p, _, _)| p.as_str()).collect();
+        (found.total <= MAX_LINES_PER_WORD && files.len() <= MAX_FILES_PER_WORD)
+            .then_some(found.matches)
+    }
+
+    /// The note for `prompt`, or `None` when none of its words points anywhere.
+    pub async fn note(&self, prompt: &str) -> Option<String> {
+        let words = distinctive_words(prompt);
+        // The rarest words first: they point most precisely.
+        let mut by_rarity: Vec<(usize, String, Vec<Match>)> = Vec::new();
+        for word in words {
+            if let Some(lines) = self.lines_of(&word).await.filter(|l| !l.is_empty()) {
+                let files = lines
+                    .iter()
+                    .map(|(p, _, _)| p)
+                    .collect::<BTreeSet<_>>()
+                    .len();
+                by_rarity.push((files, word, lines));
+            }
+        }
+        by_rarity.sort_by_key(|(files, _, _)| *files);
+        let mut shown: BTreeMap<(String, u64), String> = BTreeMap::new();
+        let mut found_words = Vec::new();
+        for (_, word, lines) in by_rarity {
+            let mut added = false;
+            for (path, number, text) in lines {
+                if shown.len() >= MAX_LINES {
+                    break;
+                }
+                let text: String = text.trim().chars().take(MAX_LINE_CHARS).collect();
+                added |= shown.insert((path, number), text).is_none();
+            }
+            if added {
+                found_words.push(word);
+            }
+        }
+        if shown.is_empty() {
+            return None;
+        }
+        let lines: Vec<String> = shown
+            .into_iter()
+            .map(|((path, number), text)| format!("{path}:{number}:{text}"))
+            .collect();
+        Some(format!(
+            "{NOTE_START} ({}):\n{}]",
+            found_words.join(", "),
+            lines.join("\n")
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl Interceptor for PromptMentions {
+    async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
+        let Item::User { text } = user else {
+            return PromptAction::Continue;
+        };
+        match self.note(text).await {
+            Some(note) => PromptAction::ContinueWith(vec![Item::system(note)]),
+            None => PromptAction::Continue,
+        }
+    }
+}
+
+/// The words of `prompt` worth searching for, in order, each once: names and words of
+/// three letters or more that start with a letter, leaving out function words and the
+/// words that are part of a file's name (`settings.py`, `src/app`).
+pub fn distinctive_words(prompt: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    prompt
+        .split_whitespace()
+        .filter(|w| path_word(w).is_none())
+        .flat_map(|w| w.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .filter(|w| {
+            w.chars().count() >= 3
+                && w.chars().next().is_some_and(char::is_alphabetic)
+                && !FUNCTION_WORDS.contains(&w.to_lowercase().as_str())
+        })
+        .filter(|w| seen.insert(w.to_lowercase()))
+        .take(MAX_WORDS)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "mentions_tests.rs"]
+mod tests;
