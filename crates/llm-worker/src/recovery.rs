@@ -282,7 +282,15 @@ pub fn unknown_call(text: &str, offered: &[String]) -> Option<(String, String)> 
     if !identifier || offered.contains(&name) {
         return None;
     }
-    let (_, arguments) = call_shape(object)?;
+    // Arguments written as a list or a string (`"arguments": ["LIMIT"]`) are still a
+    // call's: the call never runs, so it carries none.
+    let arguments = match call_shape(object) {
+        Some((_, arguments)) => arguments,
+        None if object.contains_key("arguments") || object.contains_key("parameters") => {
+            "{}".to_owned()
+        }
+        None => return None,
+    };
     Some((name, arguments))
 }
 

@@ -385,6 +385,11 @@ fn only_a_whole_answer_that_calls_a_tool_not_offered_is_an_unknown_call() {
     ] {
         assert_eq!(unknown_call(text, &offered()), None, "{text}");
     }
+    // Arguments that are not an object, as a real 0.5B model wrote them.
+    assert_eq!(
+        unknown_call(r#"{"name": "print", "arguments": ["LIMIT"]}"#, &offered()),
+        Some(("print".to_owned(), "{}".to_owned()))
+    );
     // A name written as words, as a real 0.5B model wrote a speculation's whole answer.
     assert_eq!(
         unknown_call(

@@ -34,6 +34,7 @@ async fn the_note_shows_the_lines_where_a_prompt_word_occurs() {
         ("src/shop/config.py", "TAX_RATE = 0.2\nCURRENCY = 'EUR'\n"),
         ("README.md", "# Shop\n"),
         ("main.py", "print('hi')\n"),
+        ("app.py", "url = SHOP_URL\n"),
     ]);
     let note = mentions
         .note("What currency does the shop use?")
@@ -41,7 +42,10 @@ async fn the_note_shows_the_lines_where_a_prompt_word_occurs() {
         .unwrap();
     assert_eq!(
         note,
-        format!("{NOTE_START} (currency, shop):\nREADME.md:1:# Shop\nsrc/shop/config.py:2:CURRENCY = 'EUR']")
+        format!(
+            "{NOTE_START} (currency, shop):\nREADME.md:1:# Shop\napp.py:1:url = SHOP_URL\n\
+             src/shop/config.py:2:CURRENCY = 'EUR']"
+        )
     );
 }
 
