@@ -4,8 +4,8 @@
 #   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
 #                        [--only task1,task2] [--codex PATH] [-- SAKI_ARGS...]
 #
-# Runs the 36 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
-# checked by running the code, several files and formats), split into a tuning half and
+# Runs the 52 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
+# checked by running the code, several files and formats, trees a level or two deep), split into a tuning half and
 # a held-out half whose results are printed only as totals, with Qwen2.5-Coder-0.5B
 # on llama.cpp's server (xllamacpp, stock sampling), reached by a bare --base-url (or
 # --provider llamacpp, or a server `saki --local` starts per task: --via local, own template
@@ -38,6 +38,12 @@
 # without a tool call sent back once: tuning 12/18 (171 s), held-out 7/18 (150 s), the
 # same through --provider llamacpp (12/18 in 171 s, 7/18 in 150 s) and with the tag-less
 # template (12/18 in 178 s, 7/18 in 156 s).
+#
+# The second set of 16 tasks (26 per half since) was written before any of it was run.
+# On the 52, the same binary: tuning 12/26 (247 s), held-out 8/26 (238 s). With the lines
+# where the prompt's words occur shown after a small model's prompt: 13/26 (246 s) and
+# 11/26 (311 s); with an invented call whose arguments are a list answered as one, and
+# words of snake_case names found: 14/26 (263 s) and 12/26 (315 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison

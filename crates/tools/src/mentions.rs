@@ -9,7 +9,7 @@
 //! note, `path:line:text` as the grep tool shows them. A word found in more than a few
 //! files points nowhere and is left out, so in a large tree the note is often absent.
 //! The search is the grep tool's own (`.gitignore` respected, hidden files skipped), over
-//! the session's file view.
+//! the session's file view, and gets [`SEARCH_BUDGET`] in all.
 
 use crate::fs::GrepQuery;
 use crate::grep::Match;
@@ -30,6 +30,9 @@ const MAX_LINES_PER_WORD: usize = 12;
 const MAX_LINES: usize = 8;
 /// Characters of a line shown.
 const MAX_LINE_CHARS: usize = 120;
+/// The searches' time in all: in a tree too large to search in it, there is no note
+/// (the prompt is not held up for long).
+const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How the note starts; it is a note, not the person's words (see `echo`).
 pub const NOTE_START: &str = "[Lines of the workspace with the request's words";
@@ -69,40 +72,52 @@ impl PromptMentions {
         Self { workspace }
     }
 
-    /// The lines of the workspace where `word` occurs as a whole word, or `None` when
-    /// it occurs too widely to point anywhere (or the search failed).
-    async fn lines_of(&self, word: &str) -> Option<Vec<Match>> {
+    /// The lines of the workspace where any of `words` occurs, in one search: a whole
+    /// word or a word of a snake_case name ("database" finds `DATABASE_URL`), any case.
+    /// Each word gets up to [`MAX_LINES_PER_WORD`] lines before the search stops keeping.
+    async fn lines_with(&self, words: &[String]) -> Option<Vec<Match>> {
+        let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
         let query = GrepQuery {
-            // A word of a snake_case name counts: "database" finds `DATABASE_URL`.
-            pattern: format!(r"(?:\b|_){}(?:\b|_)", regex::escape(word)),
+            pattern: format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives.join("|")),
             glob: None,
             case_insensitive: true,
-            max: MAX_LINES_PER_WORD,
+            max: MAX_LINES_PER_WORD * words.len(),
             shown_root: self.workspace.root().to_path_buf(),
         };
-        let found = self
-            .workspace
-            .fs()
-            .grep(self.workspace.root(), &query)
-            .await
-            .ok()?;
-        let files: BTreeSet<&str> = found.matches.iter().map(|(p, _, _)| p.as_str()).collect();
-        (found.total <= MAX_LINES_PER_WORD && files.len() <= MAX_FILES_PER_WORD)
-            .then_some(found.matches)
+        let fs = self.workspace.fs();
+        Some(fs.grep(self.workspace.root(), &query).await.ok()?.matches)
     }
 
     /// The note for `prompt`, or `None` when none of its words points anywhere.
     pub async fn note(&self, prompt: &str) -> Option<String> {
         let words = distinctive_words(prompt);
-        // The rarest words first: they point most precisely.
+        if words.is_empty() {
+            return None;
+        }
+        let found = self.lines_with(&words).await?;
+        // The rarest words first: they point most precisely. A word on too many lines or
+        // in too many files points nowhere.
         let mut by_rarity: Vec<(usize, String, Vec<Match>)> = Vec::new();
         for word in words {
-            if let Some(lines) = self.lines_of(&word).await.filter(|l| !l.is_empty()) {
-                let files = lines
-                    .iter()
-                    .map(|(p, _, _)| p)
-                    .collect::<BTreeSet<_>>()
-                    .len();
+            let Ok(pattern) =
+                regex::RegexBuilder::new(&format!(r"(?:\b|_){}(?:\b|_)", regex::escape(&word)))
+                    .case_insensitive(true)
+                    .build()
+            else {
+                continue;
+            };
+            let lines: Vec<Match> = found
+                .iter()
+                .filter(|(_, _, text)| pattern.is_match(text))
+                .cloned()
+                .collect();
+            let files = lines
+                .iter()
+                .map(|(p, _, _)| p)
+                .collect::<BTreeSet<_>>()
+                .len();
+            if !lines.is_empty() && lines.len() <= MAX_LINES_PER_WORD && files <= MAX_FILES_PER_WORD
+            {
                 by_rarity.push((files, word, lines));
             }
         }
@@ -143,7 +158,8 @@ impl Interceptor for PromptMentions {
         let Item::User { text } = user else {
             return PromptAction::Continue;
         };
-        match self.note(text).await {
+        let note = tokio::time::timeout(SEARCH_BUDGET, self.note(text)).await;
+        match note.ok().flatten() {
             Some(note) => PromptAction::ContinueWith(vec![Item::system(note)]),
             None => PromptAction::Continue,
         }
