@@ -104,3 +104,17 @@ proptest::proptest! {
         }
     }
 }
+
+#[tokio::test]
+async fn a_link_leading_out_of_the_workspace_is_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOKEN = hunter2\n").unwrap();
+    let (dir, mentions) = workspace(&[("config.py", "LIMIT = 10\n")]);
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("link.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked_dir")).unwrap();
+    assert_eq!(mentions.note("What is the TOKEN?").await, None);
+}
