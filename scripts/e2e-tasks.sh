@@ -43,7 +43,9 @@
 # On the 52, the same binary: tuning 12/26 (247 s), held-out 8/26 (238 s). With the lines
 # where the prompt's words occur shown after a small model's prompt: 13/26 (246 s) and
 # 11/26 (311 s); with an invented call whose arguments are a list answered as one, and
-# words of snake_case names found: 14/26 (263 s) and 12/26 (315 s).
+# words of snake_case names found: 14/26 (263 s) and 12/26 (315 s); with the tag-less
+# template 15/26 (264 s) and 12/26 (318 s). With the search made one walk, own template:
+# 15/26 (260 s) and 12/26 (318 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
