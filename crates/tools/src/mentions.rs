@@ -5,11 +5,12 @@
 //! "Set LIMIT to 25." it lists the root and says it is done. A strong model greps; a small
 //! one rarely thinks to. So saki greps for it: the prompt's distinctive words (not
 //! function words, not the words of a file name, not numbers) are searched for in the
-//! workspace as whole words or words of a snake_case name, ignoring case, and the lines found follow the prompt as a
-//! note, `path:line:text` as the grep tool shows them. A word found in more than a few
-//! files points nowhere and is left out, so in a large tree the note is often absent.
-//! The search is the grep tool's own (`.gitignore` respected, hidden files skipped), over
-//! the session's file view, and gets [`SEARCH_BUDGET`] in all.
+//! workspace as whole words or words of a snake_case name, ignoring case, and the lines
+//! found follow the prompt as a note, `path:line:text` as the grep tool shows them. A word
+//! found in more than a few files points nowhere and is left out, so in a large tree the
+//! note is often absent. The search is the grep tool's own (`.gitignore` respected, hidden
+//! files skipped, links not followed), over the session's file view, in one walk for all
+//! the words, and gets [`SEARCH_BUDGET`] in all.
 
 use crate::fs::GrepQuery;
 use crate::grep::Match;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 const MAX_WORDS: usize = 6;
 /// A word found in more files than this points nowhere in particular.
 const MAX_FILES_PER_WORD: usize = 3;
-/// Matching lines asked of each search; a word with more is too common to show.
+/// A word on more lines than this is too common to show.
 const MAX_LINES_PER_WORD: usize = 12;
 /// Lines shown in all.
 const MAX_LINES: usize = 8;
