@@ -77,9 +77,8 @@ impl PromptMentions {
     /// word or a word of a snake_case name ("database" finds `DATABASE_URL`), any case.
     /// Each word gets up to [`MAX_LINES_PER_WORD`] lines before the search stops keeping.
     async fn lines_with(&self, words: &[String]) -> Option<Vec<Match>> {
-        let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
         let query = GrepQuery {
-            pattern: format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives.join("|")),
+            pattern: word_pattern(words),
             glob: None,
             case_insensitive: true,
             max: MAX_LINES_PER_WORD * words.len(),
@@ -100,10 +99,9 @@ impl PromptMentions {
         // in too many files points nowhere.
         let mut by_rarity: Vec<(usize, String, Vec<Match>)> = Vec::new();
         for word in words {
-            let Ok(pattern) =
-                regex::RegexBuilder::new(&format!(r"(?:\b|_){}(?:\b|_)", regex::escape(&word)))
-                    .case_insensitive(true)
-                    .build()
+            let Ok(pattern) = regex::RegexBuilder::new(&word_pattern(std::slice::from_ref(&word)))
+                .case_insensitive(true)
+                .build()
             else {
                 continue;
             };
@@ -167,10 +165,17 @@ impl Interceptor for PromptMentions {
     }
 }
 
+/// A pattern for any of `words` as a whole word or a word of a snake_case name; the
+/// search and the sorting of its lines by word use the same one.
+fn word_pattern(words: &[String]) -> String {
+    let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives.join("|"))
+}
+
 /// The words of `prompt` worth searching for, in order, each once: names and words of
 /// three letters or more that start with a letter, leaving out function words and the
 /// words that are part of a file's name (`settings.py`, `src/app`).
-pub fn distinctive_words(prompt: &str) -> Vec<String> {
+pub(crate) fn distinctive_words(prompt: &str) -> Vec<String> {
     let mut seen = BTreeSet::new();
     prompt
         .split_whitespace()

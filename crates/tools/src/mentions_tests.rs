@@ -50,6 +50,13 @@ async fn the_note_shows_the_lines_where_a_prompt_word_occurs() {
 }
 
 #[tokio::test]
+async fn the_note_is_one_of_saki_s_notes_to_the_echo_refusal() {
+    let (_dir, mentions) = workspace(&[("config.py", "LIMIT = 10\n")]);
+    let note = mentions.note("Set LIMIT to 25.").await.unwrap();
+    assert!(crate::echo::echoed_note(&note, "").is_some(), "{note}");
+}
+
+#[tokio::test]
 async fn no_note_when_no_word_is_found_or_a_word_is_everywhere() {
     let (_dir, mentions) = workspace(&[
         ("a.py", "import os\n"),
