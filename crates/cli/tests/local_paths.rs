@@ -180,6 +180,64 @@ fn a_small_model_deletes_a_file_only_when_asked_to() {
     assert!(!e.ws.join("settings.py").exists());
 }
 
+/// A small model stopped looping on a change request it has not made is asked once for
+/// the change as an `edit` call, with the request and what the tools returned in one
+/// message; a question, or a change already made, is asked for the answer.
+#[test]
+fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit() {
+    let e = env_with(&[("settings.py", "NAME = 'x'\nDEBUG = True\nPORT = 1\n")]);
+    let server = llamacpp(494_032_768);
+    let delete = r#"{"name": "delete_file", "arguments": {"path": "settings.py"}}"#;
+    server.push(Turn::text(delete));
+    server.push(Turn::text(delete));
+    server.push(Turn::text(
+        r#"{"name": "edit", "arguments": {"path": "settings.py", "old_string": "DEBUG = True", "new_string": ""}}"#,
+    ));
+    server.push(Turn::text("Done."));
+    run(&e, &server, &[], "Remove the DEBUG line from settings.py.");
+    // The line went with its line break.
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("settings.py")).unwrap(),
+        "NAME = 'x'\nPORT = 1\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let asked = &requests[2].body;
+    let folded = asked["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        folded.starts_with("Request: Remove the DEBUG line"),
+        "{folded}"
+    );
+    assert!(folded.ends_with("with one edit call."), "{folded}");
+    let schema = asked["response_format"].to_string();
+    assert!(schema.contains("\"const\":\"edit\""), "{schema}");
+    assert!(!schema.contains("write_file"), "{schema}");
+    // Then the answer, in text.
+    let last = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(last.ends_with("Do not repeat the request."), "{last}");
+    assert!(requests[3].body.get("response_format").is_none());
+
+    // A question that loops is asked for its answer at once.
+    let read = r#"{"name": "read_file", "arguments": {"path": "settings.py"}}"#;
+    server.push(Turn::text(read));
+    server.push(Turn::text(read));
+    server.push(Turn::text("PORT is 1."));
+    run(&e, &server, &[], "What is PORT in settings.py?");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 7);
+    assert!(requests[6].body.get("response_format").is_none());
+}
+
 /// A 7B model is trusted with what it decides; the approval mode governs it.
 #[test]
 fn a_larger_model_is_not_held_to_the_prompts_words() {

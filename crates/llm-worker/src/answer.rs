@@ -19,8 +19,41 @@ use saki_llm_client::{Message, Request, ToolChoice};
 const RESULT_LINES: usize = 60;
 const RESULT_BYTES: usize = 4096;
 
+/// What the folded turn ends with when it asks for the answer. Ending on the request
+/// itself makes a small model repeat it as its answer.
+const ANSWER_INSTRUCTION: &str =
+    "Using the tool results, write the answer to the request. Do not call tools. Do not \
+     repeat the request.";
+
 /// Replaces `request`'s messages and tools with the folded form of `history`.
 pub fn fold_for_answer(request: &mut Request, history: &[Item]) {
+    fold(request, history, ANSWER_INSTRUCTION);
+    request.tools.clear();
+    request.tool_choice = ToolChoice::Auto;
+}
+
+/// Replaces `request`'s messages with the folded form of `history` ending in
+/// `instruction`, and holds its answer to one call of one of `tools` (structured output,
+/// as [`crate::first_call`] asks for a first call). `false`, and `request` untouched, when
+/// it offers none of `tools`.
+pub fn fold_for_call(
+    request: &mut Request,
+    history: &[Item],
+    tools: &[String],
+    instruction: &str,
+) -> bool {
+    if !request.tools.iter().any(|t| tools.contains(&t.name)) {
+        return false;
+    }
+    // Folded with every offered tool, so that what the reads returned is in the message.
+    fold(request, history, instruction);
+    request.tools.retain(|t| tools.contains(&t.name));
+    request.tool_choice = ToolChoice::Auto;
+    crate::first_call::require_call(request);
+    true
+}
+
+fn fold(request: &mut Request, history: &[Item], instruction: &str) {
     // The turn's own user item is the last one (tool results and notes are other kinds).
     let turn_start = history
         .iter()
@@ -37,16 +70,19 @@ pub fn fold_for_answer(request: &mut Request, history: &[Item]) {
     messages.extend(to_messages(&[Item::user(fold_turn(
         &history[turn_start..],
         &offered,
+        instruction,
     ))]));
     request.messages = messages;
-    request.tools.clear();
-    request.tool_choice = ToolChoice::Auto;
 }
 
 /// This turn as one message: the request (with what was attached to it), each call to a
-/// tool in `offered` with its result, and the instruction to answer. A call to a tool that
-/// does not exist is left out: quoted, a small model writes it out again as its answer.
-fn fold_turn(turn: &[Item], offered: &std::collections::HashSet<&str>) -> String {
+/// tool in `offered` with its result, and `instruction`. A call to a tool that does not
+/// exist is left out: quoted, a small model writes it out again as its answer.
+fn fold_turn(
+    turn: &[Item],
+    offered: &std::collections::HashSet<&str>,
+    instruction: &str,
+) -> String {
     let mut request = String::new();
     let mut log = String::new();
     let mut calls = std::collections::HashMap::new();
@@ -95,11 +131,8 @@ fn fold_turn(turn: &[Item], offered: &std::collections::HashSet<&str>) -> String
         out.push_str("\n\nTool results:\n");
         out.push_str(log.trim_end());
     }
-    // Ending on the request itself makes a small model repeat it as its answer.
-    out.push_str(
-        "\n\nUsing the tool results, write the answer to the request. Do not call tools. \
-         Do not repeat the request.",
-    );
+    out.push_str("\n\n");
+    out.push_str(instruction);
     out
 }
 
@@ -225,6 +258,30 @@ mod tests {
             response_schema: None,
             tool_choice: ToolChoice::None,
         };
+        // Held to a call of a tool it does not offer: untouched.
+        let untouched = request.clone();
+        assert!(!fold_for_call(
+            &mut request,
+            &history,
+            &["write_file".into()],
+            "x"
+        ));
+        assert_eq!(request, untouched);
+        // Held to an edit: the reads are folded in, and only edit is offered, as a schema.
+        let mut call = request.clone();
+        assert!(fold_for_call(
+            &mut call,
+            &history,
+            &["edit".into()],
+            "Edit it."
+        ));
+        let folded = text_of(call.messages.last().unwrap());
+        assert!(folded.contains("read_file {\"path\":\"NOTE.txt\"} returned:"));
+        assert!(folded.ends_with("\n\nEdit it."), "{folded}");
+        let names: Vec<&str> = call.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["edit"]);
+        assert!(call.response_schema.is_some());
+
         fold_for_answer(&mut request, &history);
         assert!(request.tools.is_empty());
         assert_eq!(request.tool_choice, ToolChoice::Auto);

@@ -46,6 +46,21 @@ pub struct OwnCall {
     pub note: String,
 }
 
+/// What the last request of a turn the loop guard stopped asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopStopAction {
+    /// The answer, in text (what every turn gets when no interceptor asks otherwise).
+    Answer,
+    /// Before the answer, once: one call of one of `tools`, asked for as `instruction`
+    /// after the turn's request and tool results. Only with text-call recovery on (the
+    /// call is asked for as structured output); a request offering none of `tools` asks
+    /// for the answer instead.
+    Call {
+        tools: Vec<String>,
+        instruction: String,
+    },
+}
+
 /// A tool call about to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallInfo {
@@ -81,5 +96,10 @@ pub trait Interceptor: Send + Sync {
     /// Runs when a response has no tool calls.
     async fn on_turn_end(&self, _history: &[Item]) -> TurnEndAction {
         TurnEndAction::Finish
+    }
+
+    /// Runs once when the loop guard has stopped a turn, before its last request.
+    async fn on_loop_stop(&self, _history: &[Item]) -> LoopStopAction {
+        LoopStopAction::Answer
     }
 }

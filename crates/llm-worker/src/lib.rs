@@ -34,7 +34,8 @@ pub use durability::Durability;
 pub use handler::*;
 pub use image::{image_note, ImageRef, NamedImage};
 pub use interceptor::{
-    Interceptor, OwnCall, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
+    Interceptor, LoopStopAction, OwnCall, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo,
+    TurnEndAction,
 };
 pub use item::{to_messages, to_messages_with, Item, ToolResultStatus};
 pub use loop_guard::LoopGuard;

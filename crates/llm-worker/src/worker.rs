@@ -14,11 +14,11 @@ mod retry;
 #[path = "usage.rs"]
 mod usage;
 
-use crate::answer::fold_for_answer;
+use crate::answer::{fold_for_answer, fold_for_call};
 use crate::batch_ids::BatchIds;
 use crate::compaction::{Compaction, CompactionTrigger, ContextGuard};
 use crate::durability::Durability;
-use crate::interceptor::{Interceptor, OwnCall, PromptAction, TurnEndAction};
+use crate::interceptor::{Interceptor, LoopStopAction, OwnCall, PromptAction, TurnEndAction};
 use crate::item::{to_messages_with, Item, ToolResultStatus};
 use crate::loop_guard::LoopGuard;
 use crate::responder::{AssistantResponse, Responder};
@@ -393,6 +393,7 @@ impl Worker {
         // that failed call; a model that invents another after it is done.
         let mut unknown_call_answered = false;
         let mut require_real_call = false;
+        let mut loop_stop_asked = false;
         loop {
             // Cancelled while the last batch ran: no request goes out.
             if cancel.is_cancelled() {
@@ -413,6 +414,14 @@ impl Worker {
                 crate::first_call::require_call(&mut request);
             }
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
+                // One call an interceptor asks for before the answer (a change the
+                // request asked for and the turn has not made), once per turn.
+                let last_call = if !loop_stop_asked && self.config.tool_call_recovery {
+                    self.loop_stop_call().await
+                } else {
+                    None
+                };
+                loop_stop_asked = true;
                 if !loop_reported {
                     loop_reported = true;
                     self.emit(WorkerEvent::LoopDetected {
@@ -421,16 +430,24 @@ impl Worker {
                     // Said in history, where the model reads it (and a resumed session
                     // sees it): small models ignore a tool choice they cannot see.
                     // The request itself is repeated: a small model loses sight of it.
-                    self.commit(Item::system(format!(
-                        "[{reason}. Do not call tools again in this turn. Answer this \
-                         request in plain text, using what the tool results above show: \
-                         {asked}]"
-                    )));
+                    self.commit(Item::system(match &last_call {
+                        Some((_, instruction)) => {
+                            format!("[{reason}. {instruction} The request: {asked}]")
+                        }
+                        None => format!(
+                            "[{reason}. Do not call tools again in this turn. Answer this \
+                             request in plain text, using what the tool results above show: \
+                             {asked}]"
+                        ),
+                    }));
                 }
                 request = self.build_request();
-                if self.config.tool_call_recovery {
+                let called = last_call.is_some_and(|(tools, instruction)| {
+                    fold_for_call(&mut request, &self.history, &tools, &instruction)
+                });
+                if !called && self.config.tool_call_recovery {
                     fold_for_answer(&mut request, &self.history);
-                } else {
+                } else if !called {
                     request.tool_choice = ToolChoice::None;
                 }
                 // The answer is a short summary; a model that writes calls as text anyway
@@ -551,6 +568,19 @@ impl Worker {
             }
         }
         (!more.is_empty() || call.is_some()).then_some((more, call))
+    }
+
+    /// The tools and instruction of the call the first interceptor that asks for one wants
+    /// before a stopped turn's answer.
+    async fn loop_stop_call(&self) -> Option<(Vec<String>, String)> {
+        for interceptor in &self.interceptors {
+            if let LoopStopAction::Call { tools, instruction } =
+                interceptor.on_loop_stop(&self.history).await
+            {
+                return Some((tools, instruction));
+            }
+        }
+        None
     }
 
     /// Makes `call` as a batch of its own, recorded like a call of the model's, then says

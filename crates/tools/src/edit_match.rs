@@ -24,6 +24,23 @@ pub struct LooseEdit {
     pub line: usize,
 }
 
+/// `old` with the line break after it, when an edit takes out whole lines: `new` is empty
+/// and every place `old` stands in `content` is one or more whole lines. Asked to remove a
+/// line, models send the line without its break, which would leave a blank line behind.
+pub fn whole_line_removal(content: &str, old: &str, new: &str) -> Option<String> {
+    if !new.is_empty() || old.is_empty() || old.ends_with('\n') {
+        return None;
+    }
+    let with_break = format!("{old}\n");
+    let mut places = content.match_indices(old).peekable();
+    places.peek()?;
+    places
+        .all(|(at, _)| {
+            (at == 0 || content[..at].ends_with('\n')) && content[at..].starts_with(&with_break)
+        })
+        .then_some(with_break)
+}
+
 /// `old` → `new` applied to `content` by words, or `None` when that is not certain.
 pub fn loose_edit(content: &str, old: &str, new: &str) -> Option<LooseEdit> {
     let old_words = words(old);
@@ -283,6 +300,30 @@ mod tests {
     use super::*;
 
     const CONFIG: &str = "{\n  \"name\": \"app\",\n  \"port\": 8080\n}\n";
+
+    #[test]
+    fn a_whole_line_taken_out_takes_its_line_break_with_it() {
+        let settings = "NAME = 'shop'\nDEBUG = True\nPORT = 8000\n";
+        let removal = |old: &str, new: &str| whole_line_removal(settings, old, new);
+        assert_eq!(
+            removal("DEBUG = True", "").as_deref(),
+            Some("DEBUG = True\n")
+        );
+        assert_eq!(
+            removal("NAME = 'shop'\nDEBUG = True", "").as_deref(),
+            Some("NAME = 'shop'\nDEBUG = True\n")
+        );
+        // Part of a line, a replacement, a break already sent, or nothing found: as sent.
+        assert_eq!(removal("True", ""), None);
+        assert_eq!(removal("DEBUG", ""), None);
+        assert_eq!(removal("DEBUG = True", "DEBUG = False"), None);
+        assert_eq!(removal("DEBUG = True\n", ""), None);
+        assert_eq!(removal("VERBOSE = 1", ""), None);
+        // One place that is not a whole line keeps every place as sent.
+        assert_eq!(whole_line_removal("x = 1\ny = x = 1\n", "x = 1", ""), None);
+        // The last line has no break to take.
+        assert_eq!(whole_line_removal("a\nb", "b", ""), None);
+    }
 
     #[test]
     fn other_punctuation_and_spacing_still_name_the_place() {

@@ -2,7 +2,7 @@
 
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
 use crate::echo::{echo_error, echoed_note};
-use crate::edit_match::{loose_edit, spaced_edit};
+use crate::edit_match::{loose_edit, spaced_edit, whole_line_removal};
 use crate::suggest::scope_failure;
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
@@ -248,7 +248,9 @@ impl Tool for Edit {
         let (after, count) = if args.old_string.is_empty() {
             (append_line(&before, &args.new_string), 1)
         } else {
-            let count = before.matches(&args.old_string).count();
+            let old_string = whole_line_removal(&before, &args.old_string, &args.new_string)
+                .unwrap_or_else(|| args.old_string.clone());
+            let count = before.matches(&old_string).count();
             match (count, args.replace_all) {
                 (0, _) => {
                     let (old, new) = (&args.old_string, &args.new_string);
@@ -281,9 +283,9 @@ impl Tool for Edit {
                 }
                 _ => {
                     let after = if args.replace_all {
-                        before.replace(&args.old_string, &args.new_string)
+                        before.replace(&old_string, &args.new_string)
                     } else {
-                        before.replacen(&args.old_string, &args.new_string, 1)
+                        before.replacen(&old_string, &args.new_string, 1)
                     };
                     (after, count)
                 }

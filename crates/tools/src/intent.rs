@@ -17,8 +17,10 @@
 //! could ask for a change outside a question lets the turn change files, so a refusal
 //! happens only when no part of the prompt asks for one.
 
-use saki_llm_worker::interceptor::{Interceptor, PromptAction, ToolAction, ToolCallInfo};
-use saki_llm_worker::Item;
+use saki_llm_worker::interceptor::{
+    Interceptor, LoopStopAction, PromptAction, ToolAction, ToolCallInfo,
+};
+use saki_llm_worker::{Item, ToolResultStatus};
 use std::sync::Mutex;
 
 /// What a prompt asks for.
@@ -309,6 +311,19 @@ impl ChangeGuard {
     }
 }
 
+/// What a stopped turn is asked for before its answer when its prompt asked for a change
+/// and none was made.
+pub const CHANGE_INSTRUCTION: &str =
+    "Using the tool results, make the change the request asks for now, with one edit call.";
+
+/// Whether a call of a tool that changes files succeeded in `turn`.
+fn changed_files(turn: &[Item]) -> bool {
+    turn.iter().any(|item| {
+        matches!(item, Item::ToolResult { name, status: ToolResultStatus::Success, .. }
+            if changes_files(name))
+    })
+}
+
 #[async_trait::async_trait]
 impl Interceptor for ChangeGuard {
     async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
@@ -318,6 +333,27 @@ impl Interceptor for ChangeGuard {
             }
         }
         PromptAction::Continue
+    }
+
+    /// A small model stopped looping on a change request has usually read what it needed
+    /// and then described the change instead of making it (asked to give an argument a
+    /// default, it read the file twice and answered that the default was set). Its last
+    /// request then asks for the change, with the request and what the tools returned in
+    /// one message, before it answers.
+    async fn on_loop_stop(&self, history: &[Item]) -> LoopStopAction {
+        let asked_change = self
+            .intent
+            .lock()
+            .ok()
+            .and_then(|i| *i)
+            .is_some_and(|i| i.change);
+        match current_turn(history) {
+            Some((_, turn)) if asked_change && !changed_files(turn) => LoopStopAction::Call {
+                tools: vec!["edit".to_owned()],
+                instruction: CHANGE_INSTRUCTION.to_owned(),
+            },
+            _ => LoopStopAction::Answer,
+        }
     }
 
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {

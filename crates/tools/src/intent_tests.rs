@@ -143,3 +143,42 @@ async fn the_guard_judges_each_turn_by_its_own_prompt() {
         ToolAction::Deny(_)
     ));
 }
+
+#[tokio::test]
+async fn a_stopped_turn_is_asked_for_the_change_only_when_one_was_asked_and_not_made() {
+    let guard = ChangeGuard::new();
+    let result = |name: &str, status| Item::ToolResult {
+        name: name.into(),
+        content: "x".into(),
+        status,
+        ctx: call(name).ctx,
+    };
+    let change = Item::user("Set PORT to 9090 in app.ini.");
+    guard.on_prompt_submit(&change).await;
+    let read = vec![
+        change.clone(),
+        result("read_file", ToolResultStatus::Success),
+    ];
+    match guard.on_loop_stop(&read).await {
+        LoopStopAction::Call { tools, instruction } => {
+            assert_eq!(tools, ["edit"]);
+            assert_eq!(instruction, CHANGE_INSTRUCTION);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A failed edit changed nothing; a successful one did.
+    let failed = vec![change.clone(), result("edit", ToolResultStatus::Error)];
+    assert!(matches!(
+        guard.on_loop_stop(&failed).await,
+        LoopStopAction::Call { .. }
+    ));
+    let edited = vec![change, result("edit", ToolResultStatus::Success)];
+    assert_eq!(guard.on_loop_stop(&edited).await, LoopStopAction::Answer);
+    // A question is answered.
+    let question = Item::user("What is PORT in app.ini?");
+    guard.on_prompt_submit(&question).await;
+    assert_eq!(
+        guard.on_loop_stop(&[question]).await,
+        LoopStopAction::Answer
+    );
+}
