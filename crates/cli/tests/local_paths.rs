@@ -238,6 +238,47 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     assert!(requests[6].body.get("response_format").is_none());
 }
 
+/// An answer that is only a note copied from a tool result is asked for again, once.
+#[test]
+fn a_small_models_answer_of_a_tool_note_alone_is_asked_for_again() {
+    let e = env_with(&[("sales.csv", "item,amount\npen,3\nbook,12\n")]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(
+        r#"{"name": "read_file", "arguments": {"path": "sales.csv"}}"#,
+    ));
+    server.push(Turn::text("[3 lines in all]"));
+    server.push(Turn::text("The total is 15."));
+    let events = run(&e, &server, &[], "What is the total of the amount column?");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(asked.starts_with("Request: What is the total"), "{asked}");
+    assert!(asked.contains("pen,3\nbook,12"), "{asked}");
+    let loop_note = events
+        .iter()
+        .find(|e| e["type"] == "loop_detected")
+        .unwrap();
+    assert!(
+        loop_note["message"]
+            .as_str()
+            .unwrap()
+            .contains("only a note"),
+        "{loop_note}"
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["requests"], 3, "{done}");
+}
+
 /// A 7B model is trusted with what it decides; the approval mode governs it.
 #[test]
 fn a_larger_model_is_not_held_to_the_prompts_words() {

@@ -273,6 +273,7 @@ impl Engine {
             worker.add_interceptor(Arc::new(saki_tools::mentions::PromptMentions::new(
                 workspace.clone(),
             )));
+            worker.add_interceptor(Arc::new(saki_tools::echo::NoteAnswer));
         }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());

@@ -35,6 +35,10 @@ pub enum TurnEndAction {
     /// every interceptor and approval a call of the model's own would, and its note
     /// follows its result. At most one per turn end (the first wins).
     Call(OwnCall),
+    /// The answer is not one (a note copied from a tool result): with text-call recovery
+    /// on, ask for it once more the way a turn the loop guard stopped is asked, giving
+    /// this reason. Once per turn; otherwise the same as `Finish`.
+    AskAgain(String),
 }
 
 /// A call saki makes on the model's behalf ([`TurnEndAction::Call`]).

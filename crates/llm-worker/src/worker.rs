@@ -518,7 +518,15 @@ impl Worker {
                         continue;
                     }
                 }
-                match self.turn_end().await {
+                let (asked_again, more) = self.turn_end().await;
+                // An answer that is none: asked for once more, as after a loop.
+                if let Some(reason) = asked_again {
+                    if guard.stop_reason().is_none() && self.config.tool_call_recovery {
+                        guard.stop_with(reason);
+                        continue;
+                    }
+                }
+                match more {
                     Some((items, call)) => {
                         for item in items {
                             self.commit(item);
@@ -552,14 +560,19 @@ impl Worker {
         }
     }
 
-    /// What the interceptors add once a response has no calls: items to commit and at
-    /// most one call to make; `None` when the turn is done.
-    async fn turn_end(&self) -> Option<(Vec<Item>, Option<OwnCall>)> {
+    /// What the interceptors say once a response has no calls: why the answer is to be
+    /// asked for again, if it is (the first reason given); and items to commit with at
+    /// most one call to make, `None` when the turn is done.
+    async fn turn_end(&self) -> (Option<String>, Option<(Vec<Item>, Option<OwnCall>)>) {
         let mut more = Vec::new();
         let mut call = None;
+        let mut asked_again = None;
         for interceptor in &self.interceptors {
             match interceptor.on_turn_end(&self.history).await {
                 TurnEndAction::Finish => {}
+                TurnEndAction::AskAgain(reason) => {
+                    asked_again.get_or_insert(reason);
+                }
                 TurnEndAction::ContinueWithMessages(items) => more.extend(items),
                 TurnEndAction::Call(own) if call.is_none() => call = Some(own),
                 TurnEndAction::Call(own) => {
@@ -567,7 +580,8 @@ impl Worker {
                 }
             }
         }
-        (!more.is_empty() || call.is_some()).then_some((more, call))
+        let more = (!more.is_empty() || call.is_some()).then_some((more, call));
+        (asked_again, more)
     }
 
     /// The tools and instruction of the call the first interceptor that asks for one wants

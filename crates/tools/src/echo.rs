@@ -107,6 +107,38 @@ pub fn echo_error(path: &str, note: &str) -> String {
     )
 }
 
+/// Whether every line of `answer` is a note saki adds to tool results (and it has one).
+pub fn only_notes(answer: &str) -> bool {
+    let mut lines = answer.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines.clone().next().is_some() && lines.all(|line| is_added_note(line, ""))
+}
+
+/// An answer that is only a note copied from a tool result, asked for again where small
+/// models run. After reading a file, a 0.5B model asked for the total of a column
+/// answered `[4 lines in all]`: the last line it had read. That is never an answer; the
+/// turn is asked for one the way a stopped turn is, with the request and the tool
+/// results in one message.
+#[derive(Debug, Default)]
+pub struct NoteAnswer;
+
+#[async_trait::async_trait]
+impl saki_llm_worker::interceptor::Interceptor for NoteAnswer {
+    async fn on_turn_end(
+        &self,
+        history: &[saki_llm_worker::Item],
+    ) -> saki_llm_worker::interceptor::TurnEndAction {
+        use saki_llm_worker::interceptor::TurnEndAction;
+        match history.last() {
+            Some(saki_llm_worker::Item::AssistantText { text }) if only_notes(text) => {
+                TurnEndAction::AskAgain(
+                    "the answer was only a note from a tool result, not an answer".to_owned(),
+                )
+            }
+            _ => TurnEndAction::Finish,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +161,37 @@ mod tests {
         // How a loop-stopped turn's answer request quotes a call.
         let quoted = "read_file {\"path\":\"requirements.txt\"} returned:\nflask\n";
         assert!(echoed_note(quoted, "").is_some());
+    }
+
+    #[test]
+    fn an_answer_of_notes_alone_is_none() {
+        assert!(only_notes("[4 lines in all]"));
+        assert!(only_notes(
+            "\n[4 lines in all]\n\n[end of file: line 4 is the last]\n"
+        ));
+        assert!(only_notes("read_file {\"path\":\"a\"} returned:"));
+        assert!(!only_notes("The total is 40.\n[4 lines in all]"));
+        assert!(!only_notes("Created hello.txt (11 bytes)"));
+        assert!(!only_notes(""));
+        assert!(!only_notes("  \n"));
+    }
+
+    #[tokio::test]
+    async fn the_turn_is_asked_again_only_for_such_an_answer() {
+        use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
+        use saki_llm_worker::Item;
+        let answer = |text: &str| {
+            vec![
+                Item::user("What is the total?"),
+                Item::AssistantText { text: text.into() },
+            ]
+        };
+        let judged = NoteAnswer.on_turn_end(&answer("[4 lines in all]")).await;
+        assert!(matches!(judged, TurnEndAction::AskAgain(_)), "{judged:?}");
+        let judged = NoteAnswer.on_turn_end(&answer("40")).await;
+        assert_eq!(judged, TurnEndAction::Finish);
+        let judged = NoteAnswer.on_turn_end(&[Item::user("x")]).await;
+        assert_eq!(judged, TurnEndAction::Finish);
     }
 
     #[test]
