@@ -37,7 +37,8 @@ pub enum TurnEndAction {
     Call(OwnCall),
     /// The answer is not one (a note copied from a tool result): with text-call recovery
     /// on, ask for it once more the way a turn the loop guard stopped is asked, giving
-    /// this reason. Once per turn; otherwise the same as `Finish`.
+    /// this reason. Once per turn, and only when no interceptor adds items or a call;
+    /// otherwise the same as `Finish`.
     AskAgain(String),
 }
 

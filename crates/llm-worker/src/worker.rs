@@ -519,8 +519,9 @@ impl Worker {
                     }
                 }
                 let (asked_again, more) = self.turn_end().await;
-                // An answer that is none: asked for once more, as after a loop.
-                if let Some(reason) = asked_again {
+                // An answer that is none, with nothing else to do about it: asked for
+                // once more, as after a loop.
+                if let (Some(reason), None) = (asked_again, &more) {
                     if guard.stop_reason().is_none() && self.config.tool_call_recovery {
                         guard.stop_with(reason);
                         continue;
@@ -561,8 +562,8 @@ impl Worker {
     }
 
     /// What the interceptors say once a response has no calls: why the answer is to be
-    /// asked for again, if it is (the first reason given); and items to commit with at
-    /// most one call to make, `None` when the turn is done.
+    /// asked for again, if it is (the first reason given; it counts only when nothing
+    /// else is to be done); and items to commit with at most one call to make.
     async fn turn_end(&self) -> (Option<String>, Option<(Vec<Item>, Option<OwnCall>)>) {
         let mut more = Vec::new();
         let mut call = None;
