@@ -180,6 +180,14 @@ fn a_small_model_deletes_a_file_only_when_asked_to() {
     assert!(!e.ws.join("settings.py").exists());
 }
 
+/// The text of the last message a request carried.
+fn last_message(body: &serde_json::Value) -> String {
+    body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// A small model stopped looping on a change request it has not made is asked once for
 /// the change as an `edit` call, with the request and what the tools returned in one
 /// message; a question, or a change already made, is asked for the answer.
@@ -203,10 +211,7 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     let asked = &requests[2].body;
-    let folded = asked["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let folded = last_message(asked);
     assert!(
         folded.starts_with("Request: Remove the DEBUG line"),
         "{folded}"
@@ -216,14 +221,7 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     assert!(schema.contains("\"const\":\"edit\""), "{schema}");
     assert!(!schema.contains("write_file"), "{schema}");
     // Then the answer, in text.
-    let last = requests[3].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let last = last_message(&requests[3].body);
     assert!(last.ends_with("Do not repeat the request."), "{last}");
     assert!(requests[3].body.get("response_format").is_none());
 
@@ -251,14 +249,7 @@ fn a_small_models_answer_of_a_tool_note_alone_is_asked_for_again() {
     let events = run(&e, &server, &[], "What is the total of the amount column?");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    let asked = requests[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let asked = last_message(&requests[2].body);
     assert!(asked.starts_with("Request: What is the total"), "{asked}");
     assert!(asked.contains("pen,3\nbook,12"), "{asked}");
     let loop_note = events
