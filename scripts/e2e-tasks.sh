@@ -45,7 +45,9 @@
 # 11/26 (311 s); with an invented call whose arguments are a list answered as one, and
 # words of snake_case names found: 14/26 (263 s) and 12/26 (315 s); with the tag-less
 # template 15/26 (264 s) and 12/26 (318 s). With the search made one walk, own template:
-# 15/26 (260 s) and 12/26 (318 s).
+# 15/26 (260 s) and 12/26 (318 s). With a stopped change request asked for one edit:
+# 14/26 (276 s) and 13/26 (368 s, 358 s); with an answer that is only a tool note asked
+# for again: 14/26 (284 s) and 13/26 (362 s), tag-less 15/26 (312 s) and 13/26 (373 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
