@@ -201,15 +201,14 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     server.push(Turn::text(
         r#"{"name": "edit", "arguments": {"path": "settings.py", "old_string": "DEBUG = True", "new_string": ""}}"#,
     ));
-    server.push(Turn::text("Done."));
-    run(&e, &server, &[], "Remove the DEBUG line from settings.py.");
+    let events = run(&e, &server, &[], "Remove the DEBUG line from settings.py.");
     // The line went with its line break.
     assert_eq!(
         std::fs::read_to_string(e.ws.join("settings.py")).unwrap(),
         "NAME = 'x'\nPORT = 1\n"
     );
     let requests = server.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 3);
     let asked = &requests[2].body;
     let folded = last_message(asked);
     assert!(
@@ -220,10 +219,30 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     let schema = asked["response_format"].to_string();
     assert!(schema.contains("\"const\":\"edit\""), "{schema}");
     assert!(!schema.contains("write_file"), "{schema}");
-    // Then the answer, in text.
-    let last = last_message(&requests[3].body);
+    // The edit made, the turn ends on its result.
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    // A requested edit that fails leaves the answer to be asked for, in text.
+    server.push(Turn::text(delete));
+    server.push(Turn::text(delete));
+    server.push(Turn::text(
+        r#"{"name": "edit", "arguments": {"path": "settings.py", "old_string": "VERBOSE = 1", "new_string": ""}}"#,
+    ));
+    server.push(Turn::text("I could not find it."));
+    run(
+        &e,
+        &server,
+        &[],
+        "Remove the VERBOSE line from settings.py.",
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 7);
+    let last = last_message(&requests[6].body);
     assert!(last.ends_with("Do not repeat the request."), "{last}");
-    assert!(requests[3].body.get("response_format").is_none());
+    assert!(requests[6].body.get("response_format").is_none());
 
     // A question that loops is asked for its answer at once.
     let read = r#"{"name": "read_file", "arguments": {"path": "settings.py"}}"#;
@@ -232,8 +251,8 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     server.push(Turn::text("PORT is 1."));
     run(&e, &server, &[], "What is PORT in settings.py?");
     let requests = server.requests();
-    assert_eq!(requests.len(), 7);
-    assert!(requests[6].body.get("response_format").is_none());
+    assert_eq!(requests.len(), 10);
+    assert!(requests[9].body.get("response_format").is_none());
 }
 
 /// An answer that is only a note copied from a tool result is asked for again, once.

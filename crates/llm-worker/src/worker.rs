@@ -413,6 +413,7 @@ impl Worker {
             if require && self.config.tool_call_recovery {
                 crate::first_call::require_call(&mut request);
             }
+            let mut asked_for_call = false;
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
                 // One call an interceptor asks for before the answer (a change the
                 // request asked for and the turn has not made), once per turn.
@@ -445,6 +446,7 @@ impl Worker {
                 let called = last_call.is_some_and(|(tools, instruction)| {
                     fold_for_call(&mut request, &self.history, &tools, &instruction)
                 });
+                asked_for_call = called;
                 if !called && self.config.tool_call_recovery {
                     fold_for_answer(&mut request, &self.history);
                 } else if !called {
@@ -556,6 +558,24 @@ impl Worker {
             self.flushed().await;
             let end = self.run_batch(calls, &cancel, &mut guard).await;
             if let Some(status) = end.turn_status() {
+                return Ok(usage.outcome(status, requests));
+            }
+            // The call a stopped turn was asked for is made: its result is the turn's
+            // last word. Asked to sum it up, a small model describes how the change could
+            // be made, as if it were not.
+            let made = self.history[sent_items..].iter().any(|item| {
+                matches!(
+                    item,
+                    Item::ToolResult {
+                        status: ToolResultStatus::Success,
+                        ..
+                    }
+                )
+            });
+            if asked_for_call && made {
+                let status = TurnStatus::Completed {
+                    stop_reason: response.stop_reason,
+                };
                 return Ok(usage.outcome(status, requests));
             }
         }
