@@ -47,7 +47,8 @@
 # template 15/26 (264 s) and 12/26 (318 s). With the search made one walk, own template:
 # 15/26 (260 s) and 12/26 (318 s). With a stopped change request asked for one edit:
 # 14/26 (276 s) and 13/26 (368 s, 358 s); with an answer that is only a tool note asked
-# for again: 14/26 (284 s) and 13/26 (362 s), tag-less 15/26 (312 s) and 13/26 (373 s).
+# for again: 14/26 (284 s) and 13/26 (362 s), tag-less 15/26 (312 s) and 13/26 (373 s);
+# with the turn ending on a requested edit that succeeded: 14/26 (277 s), 13/26 (370 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
