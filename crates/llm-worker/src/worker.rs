@@ -393,7 +393,6 @@ impl Worker {
         // that failed call; a model that invents another after it is done.
         let mut unknown_call_answered = false;
         let mut require_real_call = false;
-        let mut loop_stop_asked = false;
         loop {
             // Cancelled while the last batch ran: no request goes out.
             if cancel.is_cancelled() {
@@ -416,13 +415,12 @@ impl Worker {
             let mut asked_for_call = false;
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
                 // One call an interceptor asks for before the answer (a change the
-                // request asked for and the turn has not made), once per turn.
-                let last_call = if !loop_stop_asked && self.config.tool_call_recovery {
+                // request asked for and the turn has not made), at the first stop only.
+                let last_call = if !loop_reported && self.config.tool_call_recovery {
                     self.loop_stop_call().await
                 } else {
                     None
                 };
-                loop_stop_asked = true;
                 if !loop_reported {
                     loop_reported = true;
                     self.emit(WorkerEvent::LoopDetected {
@@ -443,14 +441,13 @@ impl Worker {
                     }));
                 }
                 request = self.build_request();
-                let called = last_call.is_some_and(|(tools, instruction)| {
+                asked_for_call = last_call.is_some_and(|(tools, instruction)| {
                     fold_for_call(&mut request, &self.history, &tools, &instruction)
                 });
-                asked_for_call = called;
-                if !called && self.config.tool_call_recovery {
-                    fold_for_answer(&mut request, &self.history);
-                } else if !called {
-                    request.tool_choice = ToolChoice::None;
+                match (asked_for_call, self.config.tool_call_recovery) {
+                    (true, _) => {}
+                    (false, true) => fold_for_answer(&mut request, &self.history),
+                    (false, false) => request.tool_choice = ToolChoice::None,
                 }
                 // The answer is a short summary; a model that writes calls as text anyway
                 // would otherwise go on until its output limit.
@@ -563,7 +560,7 @@ impl Worker {
             // The call a stopped turn was asked for is made: its result is the turn's
             // last word. Asked to sum it up, a small model describes how the change could
             // be made, as if it were not.
-            let made = self.history[sent_items..].iter().any(|item| {
+            let made = |item: &Item| {
                 matches!(
                     item,
                     Item::ToolResult {
@@ -571,8 +568,8 @@ impl Worker {
                         ..
                     }
                 )
-            });
-            if asked_for_call && made {
+            };
+            if asked_for_call && self.history[sent_items..].iter().any(made) {
                 let status = TurnStatus::Completed {
                     stop_reason: response.stop_reason,
                 };

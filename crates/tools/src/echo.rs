@@ -11,6 +11,8 @@
 //! documents the notes can still be edited).
 
 use regex::Regex;
+use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
+use saki_llm_worker::Item;
 use std::sync::LazyLock;
 
 /// Lines saki adds to tool results (see `files::render_lines`, `capped`, the loop guard
@@ -122,18 +124,12 @@ pub fn only_notes(answer: &str) -> bool {
 pub struct NoteAnswer;
 
 #[async_trait::async_trait]
-impl saki_llm_worker::interceptor::Interceptor for NoteAnswer {
-    async fn on_turn_end(
-        &self,
-        history: &[saki_llm_worker::Item],
-    ) -> saki_llm_worker::interceptor::TurnEndAction {
-        use saki_llm_worker::interceptor::TurnEndAction;
+impl Interceptor for NoteAnswer {
+    async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
         match history.last() {
-            Some(saki_llm_worker::Item::AssistantText { text }) if only_notes(text) => {
-                TurnEndAction::AskAgain(
-                    "the answer was only a note from a tool result, not an answer".to_owned(),
-                )
-            }
+            Some(Item::AssistantText { text }) if only_notes(text) => TurnEndAction::AskAgain(
+                "the answer was only a note from a tool result, not an answer".to_owned(),
+            ),
             _ => TurnEndAction::Finish,
         }
     }
@@ -178,8 +174,6 @@ mod tests {
 
     #[tokio::test]
     async fn the_turn_is_asked_again_only_for_such_an_answer() {
-        use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
-        use saki_llm_worker::Item;
         let answer = |text: &str| {
             vec![
                 Item::user("What is the total?"),

@@ -288,6 +288,11 @@ impl ChangeGuard {
         Self::default()
     }
 
+    /// What this turn's prompt asks for, once it has been read.
+    fn read(&self) -> Option<Intent> {
+        self.intent.lock().ok().and_then(|i| *i)
+    }
+
     /// Why `name` may not run in a turn that asks for `intent`, if it may not.
     pub fn refusal(intent: Intent, name: &str) -> Option<String> {
         if !changes_files(name) {
@@ -341,12 +346,7 @@ impl Interceptor for ChangeGuard {
     /// request then asks for the change, with the request and what the tools returned in
     /// one message, before it answers.
     async fn on_loop_stop(&self, history: &[Item]) -> LoopStopAction {
-        let asked_change = self
-            .intent
-            .lock()
-            .ok()
-            .and_then(|i| *i)
-            .is_some_and(|i| i.change);
+        let asked_change = self.read().is_some_and(|i| i.change);
         match current_turn(history) {
             Some((_, turn)) if asked_change && !changed_files(turn) => LoopStopAction::Call {
                 tools: vec!["edit".to_owned()],
@@ -357,7 +357,7 @@ impl Interceptor for ChangeGuard {
     }
 
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
-        let intent = self.intent.lock().ok().and_then(|i| *i);
+        let intent = self.read();
         // No prompt read (a turn that started otherwise): nothing to judge by.
         match intent.and_then(|intent| Self::refusal(intent, &call.name)) {
             Some(why) => {
