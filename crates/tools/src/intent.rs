@@ -8,7 +8,10 @@
 //! - a prompt that asks for no change (a question, or a request to read, run or explain)
 //!   gets no file written, edited or deleted;
 //! - a file is deleted only when the prompt asks for something to go (delete, remove,
-//!   move, rename, clean up, ...).
+//!   move, rename, clean up, ...);
+//! - a prompt that asks only to add (add, append, insert, include) gets no edit that
+//!   takes text out: asked to add a dependency, a 0.5B model replaced the one already
+//!   listed; asked to add a section, it replaced the paragraph above it.
 //!
 //! Why the prompt and not the call: the call is what the model got wrong, and only the
 //! person's words say what was wanted. Why only small models: a larger model that fixes
@@ -30,6 +33,8 @@ pub struct Intent {
     pub change: bool,
     /// Some sentence asks for something to be removed, moved or renamed.
     pub removal: bool,
+    /// Every sentence that asks for a change asks only to add something.
+    pub additive: bool,
 }
 
 /// Stems of words that ask for a change. Generous on purpose: a false match only keeps
@@ -127,6 +132,9 @@ const REMOVAL_STEMS: &[&str] = &[
     "prun", "mov", "renam",
 ];
 
+/// Stems that ask only for something to be added.
+const ADDITION_STEMS: &[&str] = &["add", "append", "insert", "includ"];
+
 /// Stems of the parts of a file a removal may name instead of the file itself.
 const PART_STEMS: &[&str] = &[
     "line",
@@ -207,17 +215,48 @@ pub fn read_intent(prompt: &str) -> Intent {
     let mut intent = Intent {
         change: false,
         removal: false,
+        additive: false,
     };
+    let mut other_change = false;
     for sentence in sentences(prompt) {
-        if is_question(&sentence) {
+        if is_question(&sentence) || !mentions(&sentence, CHANGE_STEMS) {
             continue;
         }
-        intent.change |= mentions(&sentence, CHANGE_STEMS);
+        intent.change = true;
         // "Remove the DEBUG line" asks for a line to go, not the file.
         intent.removal |=
             mentions(&sentence, REMOVAL_STEMS) && !mentions(&without_paths(&sentence), PART_STEMS);
+        if asks_only_to_add(&sentence) {
+            intent.additive = true;
+        } else {
+            other_change = true;
+        }
     }
+    intent.additive &= !other_change;
     intent
+}
+
+/// Whether the change `sentence` asks for is only an addition: an addition stem, no other
+/// change stem (any other word that may ask for a change makes it a change of any kind),
+/// and no number right after `add` ("add 1 to the version" is arithmetic).
+fn asks_only_to_add(sentence: &str) -> bool {
+    let others: Vec<&str> = CHANGE_STEMS
+        .iter()
+        .filter(|stem| !ADDITION_STEMS.contains(stem))
+        .copied()
+        .collect();
+    let words = words(sentence);
+    let arithmetic = words.windows(2).any(|w| {
+        w[0].starts_with("add") && w[1].chars().next().is_some_and(|c| c.is_ascii_digit())
+    });
+    mentions(sentence, ADDITION_STEMS) && !mentions(sentence, &others) && !arithmetic
+}
+
+/// Whether every character of `old` stays, in order, in `new`: `new` only adds to `old`
+/// (`def greet(name):` → `def greet(name='world'):`).
+fn only_adds(old: &str, new: &str) -> bool {
+    let mut kept = new.chars();
+    old.chars().all(|c| kept.any(|n| n == c))
 }
 
 /// The prompt's sentences, lower-cased, each with its closing mark. Dots inside a word
@@ -314,6 +353,25 @@ impl ChangeGuard {
         }
         None
     }
+
+    /// Why an `edit` with `input` may not run in a turn that asks for `intent`, when the
+    /// turn asks only to add and the edit takes text out.
+    pub fn removal_in_addition(intent: Intent, input: &serde_json::Value) -> Option<String> {
+        if !intent.additive {
+            return None;
+        }
+        let old = input.get("old_string")?.as_str()?;
+        let new = input.get("new_string")?.as_str()?;
+        if old.is_empty() || only_adds(old, new) {
+            return None;
+        }
+        let shown: String = old.chars().take(80).collect();
+        Some(format!(
+            "refused: the request asks to add, and this edit would take out text of the \
+             file ({shown:?}). Keep old_string's text in new_string and add to it, or send an \
+             empty old_string to add new_string as a line at the end of the file."
+        ))
+    }
 }
 
 /// What a stopped turn is asked for before its answer when its prompt asked for a change
@@ -359,7 +417,14 @@ impl Interceptor for ChangeGuard {
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
         let intent = self.read();
         // No prompt read (a turn that started otherwise): nothing to judge by.
-        match intent.and_then(|intent| Self::refusal(intent, &call.name)) {
+        let refusal = intent.and_then(|intent| {
+            Self::refusal(intent, &call.name).or_else(|| {
+                (call.name == "edit")
+                    .then(|| Self::removal_in_addition(intent, &call.input))
+                    .flatten()
+            })
+        });
+        match refusal {
             Some(why) => {
                 tracing::debug!(tool = %call.name, "a change the prompt did not ask for");
                 ToolAction::Deny(why)

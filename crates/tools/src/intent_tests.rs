@@ -182,3 +182,67 @@ async fn a_stopped_turn_is_asked_for_the_change_only_when_one_was_asked_and_not_
         LoopStopAction::Answer
     );
 }
+
+#[test]
+fn a_prompt_that_asks_only_to_add_is_read_as_such() {
+    for prompt in [
+        "Add pyyaml to requirements.txt.",
+        "Add a License section to README.md that says MIT.",
+        "Append '*.log' to .gitignore",
+        "Insert a blank line after the heading in NOTES.md.",
+        "Give me a hand: add a docstring to parse in util.py.",
+    ] {
+        assert!(intent(prompt).additive, "{prompt}");
+    }
+    for prompt in [
+        "Add 1 to the patch version in VERSION.",
+        "Add pyyaml to requirements.txt and remove flask.",
+        "Replace the port with 80 and add a comment.",
+        "Set DEBUG to False.",
+        "What does add in calc.py do?",
+        "Add a test. Then fix the bug it finds.",
+    ] {
+        assert!(!intent(prompt).additive, "{prompt}");
+    }
+}
+
+#[test]
+fn an_addition_keeps_every_character_of_what_it_edits() {
+    let add = intent("Add pyyaml to requirements.txt.");
+    let edit = |old: &str, new: &str| serde_json::json!({"path": "r.txt", "old_string": old, "new_string": new});
+    let why = ChangeGuard::removal_in_addition(add, &edit("flask==3.0.0", "flask==3.0.1"));
+    assert!(why.unwrap().contains("flask==3.0.0"));
+    assert!(ChangeGuard::removal_in_addition(add, &edit("Does things.", "MIT")).is_some());
+    for (old, new) in [
+        ("flask==3.0.0", "flask==3.0.0\npyyaml"),
+        ("def greet(name):", "def greet(name='world'):"),
+        ("", "pyyaml"),
+        ("x = 1", "  x = 1  # one"),
+    ] {
+        assert!(
+            ChangeGuard::removal_in_addition(add, &edit(old, new)).is_none(),
+            "{old} -> {new}"
+        );
+    }
+    let change = intent("Change flask to 3.0.1 in requirements.txt.");
+    assert!(
+        ChangeGuard::removal_in_addition(change, &edit("flask==3.0.0", "flask==3.0.1")).is_none()
+    );
+}
+
+#[tokio::test]
+async fn the_guard_refuses_an_edit_that_takes_text_out_of_an_addition() {
+    let guard = ChangeGuard::new();
+    guard
+        .on_prompt_submit(&Item::user("Add pyyaml to requirements.txt."))
+        .await;
+    let mut edit = call("edit");
+    edit.input = serde_json::json!({"path": "requirements.txt", "old_string": "flask==3.0.0", "new_string": "pyyaml"});
+    assert!(matches!(
+        guard.pre_tool_call(&edit).await,
+        ToolAction::Deny(_)
+    ));
+    edit.input =
+        serde_json::json!({"path": "requirements.txt", "old_string": "", "new_string": "pyyaml"});
+    assert_eq!(guard.pre_tool_call(&edit).await, ToolAction::Allow);
+}
