@@ -101,7 +101,7 @@ pub fn search_view(
         .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|e| ToolError::InvalidInput(format!("bad regex: {e}")))?;
-    let mut walker = ignore::WalkBuilder::new(base);
+    let mut walker = crate::listing::project_walk(base);
     if let Some(g) = glob {
         let mut overrides = ignore::overrides::OverrideBuilder::new(base);
         overrides
@@ -305,6 +305,30 @@ fn render_matches(matches: &[Match], total: usize) -> ToolOutput {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn dotfiles_are_searched_and_stores_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [
+            ".env",
+            ".github/ci.yml",
+            "src/app.py",
+            ".git/config",
+            ".venv/lib/site.py",
+            "src/.mypy_cache/x.json",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "needle\n").unwrap();
+        }
+        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(files, [".env", ".github/ci.yml", "src/app.py"]);
+        let matcher = crate::listing::glob_matcher("**/*").unwrap();
+        let mut globbed = crate::listing::glob_walk(dir.path(), &matcher);
+        globbed.sort();
+        assert_eq!(globbed, [".env", ".github/ci.yml", "src/app.py"]);
+    }
 
     #[test]
     fn long_lines_are_named() {

@@ -36,14 +36,38 @@ pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
         .compile_matcher())
 }
 
-/// Files under `base` (respecting .gitignore) whose path relative to `base` matches.
+/// Hidden directories that hold a version control system's store, installed
+/// dependencies or caches: never the project's own text, often large, and not always
+/// in `.gitignore` (a tree outside git has none that applies).
+#[rustfmt::skip]
+const STORE_DIRS: &[&str] = &[
+    ".git", ".hg", ".svn", ".venv", ".tox", ".nox", ".cache", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".npm", ".yarn", ".pnpm-store", ".gradle",
+    ".terraform", ".next", ".nuxt", ".svelte-kit", ".angular", ".parcel-cache", ".turbo",
+    ".direnv",
+];
+
+/// A walk of `base` close to what `git ls-files` sees: `.gitignore` respected, dotfiles
+/// walked, [`STORE_DIRS`] skipped. The one walk behind the file listing, `glob` and
+/// `grep`, so that a file the model is shown is a file it can find: the value asked
+/// about is often in `.env`, the CI setup in `.github/`.
+pub fn project_walk(base: &std::path::Path) -> ignore::WalkBuilder {
+    let mut walk = ignore::WalkBuilder::new(base);
+    walk.hidden(false).filter_entry(|e| {
+        !(e.depth() > 0
+            && e.file_type().is_some_and(|t| t.is_dir())
+            && e.file_name()
+                .to_str()
+                .is_some_and(|n| STORE_DIRS.contains(&n)))
+    });
+    walk
+}
+
+/// Files under `base` ([`project_walk`]) whose path relative to `base` matches.
 /// Blocking.
 pub fn glob_walk(base: &std::path::Path, matcher: &globset::GlobMatcher) -> Vec<String> {
     let mut found = Vec::new();
-    for entry in ignore::WalkBuilder::new(base)
-        .build()
-        .filter_map(Result::ok)
-    {
+    for entry in project_walk(base).build().filter_map(Result::ok) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

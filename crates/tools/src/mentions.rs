@@ -8,8 +8,8 @@
 //! workspace as whole words or words of a snake_case name, ignoring case, and the lines
 //! found follow the prompt as a note, `path:line:text` as the grep tool shows them. A word
 //! found in more than a few files points nowhere and is left out, so in a large tree the
-//! note is often absent. The search is the grep tool's own (`.gitignore` respected, hidden
-//! files skipped, links not followed), over the session's file view, in one walk for all
+//! note is often absent. The search is the grep tool's own (`.gitignore` respected,
+//! dotfiles searched, `.git` skipped, links not followed), over the session's file view, in one walk for all
 //! the words, and gets [`SEARCH_BUDGET`] in all.
 
 use crate::fs::GrepQuery;

@@ -51,17 +51,13 @@ fn hint(workspace: &Workspace, requested: &str) -> Option<String> {
     (!names.is_empty()).then(|| format!("Did you mean: {}?", names.join(", ")))
 }
 
-/// Relative paths of the files under `root` as `git ls-files` would see them (gitignore
-/// respected, `.git` and names with control characters skipped), at most `max_depth`
-/// directories deep and `limit` files, shallowest first, then by name.
-/// Shared with the system prompt's file listing. Dotfiles are listed: the value asked
-/// about is often in `.env`, the CI setup in `.github/`, and a model cannot open a file
-/// it does not know is there.
+/// Relative paths of the files under `root` as [`crate::listing::project_walk`] sees
+/// them (names with control characters skipped), at most `max_depth` directories deep
+/// and `limit` files, shallowest first, then by name. Shared with the system prompt's
+/// file listing.
 pub fn workspace_files(root: &Path, max_depth: usize, limit: usize) -> Vec<String> {
-    let mut files: Vec<(usize, String)> = ignore::WalkBuilder::new(root)
+    let mut files: Vec<(usize, String)> = crate::listing::project_walk(root)
         .max_depth(Some(max_depth))
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .build()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
