@@ -180,6 +180,31 @@ fn a_small_model_deletes_a_file_only_when_asked_to() {
     assert!(!e.ws.join("settings.py").exists());
 }
 
+/// Asked to add a dependency, a 0.5B model replaced the one already listed.
+#[test]
+fn a_small_model_asked_to_add_takes_nothing_out() {
+    let e = env_with(&[("requirements.txt", "flask==3.0.0\n")]);
+    let server = llamacpp(494_032_768);
+    let edit = |old: &str, new: &str| {
+        serde_json::json!({"name": "edit", "arguments": {
+            "path": "requirements.txt", "old_string": old, "new_string": new}})
+        .to_string()
+    };
+    server.push(Turn::text(edit("flask==3.0.0", "pyyaml")));
+    server.push(Turn::text(edit("", "pyyaml")));
+    server.push(Turn::text("Added pyyaml."));
+    let events = run(&e, &server, &[], "Add pyyaml to requirements.txt.");
+    let results = results(&events);
+    assert!(
+        results[0].1.contains("asks to add") && results[0].1.contains("flask==3.0.0"),
+        "{results:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("requirements.txt")).unwrap(),
+        "flask==3.0.0\npyyaml\n"
+    );
+}
+
 /// The text of the last message a request carried.
 fn last_message(body: &serde_json::Value) -> String {
     body["messages"].as_array().unwrap().last().unwrap()["content"]
