@@ -16,7 +16,7 @@ use saki_tools::fs::{DiskFs, Fs, GrepQuery, Kind, Opened, Stat};
 use saki_tools::grep::{self, Found};
 use saki_tools::{Roots, ScopeError};
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The overlay over the real tree, as an [`Fs`].
@@ -186,7 +186,7 @@ impl Fs for OverlayView {
             .filter(|(file, sub, is_new)| {
                 *is_new
                     && !sub.as_os_str().is_empty()
-                    && !hidden(sub)
+                    && !saki_tools::listing::skipped_by_walk(sub)
                     && matcher.is_match(sub)
                     && !ignored(&self.overlay, file)
             })
@@ -241,7 +241,7 @@ impl Fs for OverlayView {
             // An explicitly named file is searched whatever the filters say, as in
             // the walker.
             let wanted = sub.as_os_str().is_empty()
-                || (!hidden(&sub)
+                || (!saki_tools::listing::skipped_by_walk(&sub)
                     && filter
                         .as_ref()
                         .is_none_or(|f| f.matched(base.join(&sub), false).is_whitelist())
@@ -321,12 +321,6 @@ fn overlay_files_under(overlay: &OverlayFs, key: &Path) -> Vec<(PathBuf, PathBuf
             Some((file, sub, is_new))
         })
         .collect()
-}
-
-/// The walker skips hidden entries below the search base.
-fn hidden(sub: &Path) -> bool {
-    sub.components()
-        .any(|c| matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with('.')))
 }
 
 /// Whether the real walk would skip the new file `key` for `.ignore` / `.gitignore`

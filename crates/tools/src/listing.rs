@@ -54,13 +54,26 @@ const STORE_DIRS: &[&str] = &[
 pub fn project_walk(base: &std::path::Path) -> ignore::WalkBuilder {
     let mut walk = ignore::WalkBuilder::new(base);
     walk.hidden(false).filter_entry(|e| {
-        !(e.depth() > 0
-            && e.file_type().is_some_and(|t| t.is_dir())
-            && e.file_name()
-                .to_str()
-                .is_some_and(|n| STORE_DIRS.contains(&n)))
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        e.depth() == 0 || !skipped_entry(e.file_name(), is_dir)
     });
     walk
+}
+
+/// Whether [`project_walk`] skips an entry named `name`. A worktree's `.git` is a file.
+fn skipped_entry(name: &std::ffi::OsStr, is_dir: bool) -> bool {
+    let name = name.to_str().unwrap_or_default();
+    name == ".git" || (is_dir && STORE_DIRS.contains(&name))
+}
+
+/// Whether [`project_walk`] from a base skips the file at `sub` below it (for a file
+/// the walk cannot see yet, such as one only a speculation's overlay holds).
+pub fn skipped_by_walk(sub: &std::path::Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = sub.iter().collect();
+    parts
+        .iter()
+        .enumerate()
+        .any(|(i, name)| skipped_entry(name, i + 1 < parts.len()))
 }
 
 /// Files under `base` ([`project_walk`]) whose path relative to `base` matches.
@@ -217,5 +230,35 @@ impl Tool for Glob {
         let found = self.0.fs().glob(&base, &matcher).await?;
         let empty = format!("no files match {}", args.pattern);
         Ok(sorted_list(found, "files", "; narrow the pattern", empty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_walk_skips_stores_and_a_worktrees_git_file() {
+        for sub in [
+            ".git",
+            ".git/config",
+            ".venv/lib/x.py",
+            "src/.mypy_cache/a.json",
+        ] {
+            assert!(skipped_by_walk(Path::new(sub)), "{sub}");
+        }
+        for sub in [
+            ".env",
+            ".github/ci.yml",
+            "src/.secret.rs",
+            ".venv",
+            "a/.cache",
+        ] {
+            assert!(
+                !skipped_by_walk(Path::new(sub)),
+                "{sub}: a file of that name"
+            );
+        }
     }
 }

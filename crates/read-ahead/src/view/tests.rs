@@ -116,18 +116,21 @@ async fn glob_adds_new_files_as_the_walker_would() {
     f.write("src/app.rs", "changed");
     f.write("src/extra.rs", "");
     f.write("src/deep/mod.rs", "");
-    f.write(".hidden/x.rs", "");
+    f.write(".github/x.rs", "");
     f.write("src/.secret.rs", "");
+    f.write(".venv/x.rs", "");
+    f.write("src/.mypy_cache/x.rs", "");
     f.write("build.log", "");
     assert_eq!(
         run(&glob, json!({"pattern": "**/*.rs"})).await.unwrap(),
-        "src/app.rs\nsrc/deep/mod.rs\nsrc/extra.rs\nsrc/lib.rs"
+        ".github/x.rs\nsrc/.secret.rs\nsrc/app.rs\nsrc/deep/mod.rs\nsrc/extra.rs\nsrc/lib.rs",
+        "dotfiles as the walker sees them, not stores"
     );
     assert_eq!(
         run(&glob, json!({"pattern": "*.rs", "path": "src"}))
             .await
             .unwrap(),
-        "app.rs\nextra.rs\nlib.rs"
+        ".secret.rs\napp.rs\nextra.rs\nlib.rs"
     );
     assert_eq!(
         run(&glob, json!({"pattern": "*.log"})).await.unwrap(),
@@ -183,6 +186,7 @@ async fn grep_searches_the_merged_view() {
     f.write("src/new.rs", "fn main_new() {}\n");
     f.write("notes/todo.md", "fn main in notes\n");
     f.write("src/.hidden.rs", "fn main\n");
+    f.write(".venv/lib.rs", "fn main\n");
     f.write("x.log", "fn main\n");
     let out = grep
         .execute(&json!({"pattern": "fn main"}).to_string(), ctx())
@@ -190,9 +194,9 @@ async fn grep_searches_the_merged_view() {
         .unwrap();
     assert_eq!(
         out.content,
-        "notes/todo.md:1:fn main in notes\nsrc/app.rs:3:fn main2() {}\nsrc/new.rs:1:fn main_new() {}\n[3 matching lines in 3 files]"
+        "notes/todo.md:1:fn main in notes\nsrc/.hidden.rs:1:fn main\nsrc/app.rs:3:fn main2() {}\nsrc/new.rs:1:fn main_new() {}\n[4 matching lines in 4 files]"
     );
-    assert_eq!(out.summary.as_deref(), Some("3 matches"));
+    assert_eq!(out.summary.as_deref(), Some("4 matches"));
     assert_eq!(
         run(&grep, json!({"pattern": "fn", "path": "src/app.rs"}))
             .await
