@@ -339,13 +339,13 @@ impl ChangeGuard {
         }
         if !intent.change {
             return Some(format!(
-                "refused: {name} changes files, and the request asks for no change. Leave \
+                "{name} changes files, and the request asks for no change. Leave \
                  the files as they are and answer in text from what you have read."
             ));
         }
         if name == "delete_file" && !intent.removal {
             return Some(
-                "refused: the request does not ask to delete a file. To take lines out of a \
+                "the request does not ask to delete a file. To take lines out of a \
                  file, call edit with those lines as old_string and the text without them as \
                  new_string."
                     .to_owned(),
@@ -367,7 +367,7 @@ impl ChangeGuard {
         }
         let shown: String = old.chars().take(80).collect();
         Some(format!(
-            "refused: the request asks to add, and this edit would take out text of the \
+            "the request asks to add, and this edit would take out text of the \
              file ({shown:?}). Keep old_string's text in new_string and add to it, or send an \
              empty old_string to add new_string as a line at the end of the file."
         ))
