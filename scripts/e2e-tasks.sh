@@ -49,6 +49,9 @@
 # 14/26 (276 s) and 13/26 (368 s, 358 s); with an answer that is only a tool note asked
 # for again: 14/26 (284 s) and 13/26 (362 s), tag-less 15/26 (312 s) and 13/26 (373 s);
 # with the turn ending on a requested edit that succeeded: 14/26 (277 s), 13/26 (370 s).
+# With no edit that takes text out of a request that only adds, and grep and glob
+# walking dotfiles: 15/26 (304 s) and 13/26 (369 s); tag-less 15/26 (314 s) and 13/26
+# (447 s, with builds sharing the cores).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
