@@ -325,16 +325,13 @@ fn overlay_files_under(overlay: &OverlayFs, key: &Path) -> Vec<(PathBuf, PathBuf
 
 /// Whether the real walk would skip the new file `key` for `.ignore` / `.gitignore`
 /// rules (read through the view, so an ignore file the speculation wrote counts). The
-/// nearest rule wins; `.gitignore` counts only in a git repository, as in the walker.
+/// nearest rule wins; `.gitignore` counts in or outside a git repository, as in the
+/// walker.
 fn ignored(overlay: &OverlayFs, key: &Path) -> bool {
     let root = overlay.root();
-    let in_git = root.ancestors().any(|a| a.join(".git").exists());
     let path = root.join(key);
     for dir in key.ancestors().skip(1) {
         for name in [".ignore", ".gitignore"] {
-            if name == ".gitignore" && !in_git {
-                continue;
-            }
             let source = overlay.view_path(&dir.join(name));
             if !source.is_file() {
                 continue;

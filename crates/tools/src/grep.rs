@@ -324,10 +324,15 @@ mod tests {
         let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
         let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(files, [".env", ".github/ci.yml", "src/app.py"]);
+        // What .gitignore names is skipped, in a tree outside git too.
+        std::fs::write(dir.path().join(".gitignore"), ".env\n").unwrap();
+        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(files, [".github/ci.yml", "src/app.py"]);
         let matcher = crate::listing::glob_matcher("**/*").unwrap();
         let mut globbed = crate::listing::glob_walk(dir.path(), &matcher);
         globbed.sort();
-        assert_eq!(globbed, [".env", ".github/ci.yml", "src/app.py"]);
+        assert_eq!(globbed, [".github/ci.yml", ".gitignore", "src/app.py"]);
     }
 
     #[test]

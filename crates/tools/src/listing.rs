@@ -38,7 +38,7 @@ pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
 
 /// Hidden directories that hold a version control system's store, installed
 /// dependencies or caches: never the project's own text, often large, and not always
-/// in `.gitignore` (a tree outside git has none that applies).
+/// in `.gitignore`.
 #[rustfmt::skip]
 const STORE_DIRS: &[&str] = &[
     ".git", ".hg", ".svn", ".venv", ".tox", ".nox", ".cache", ".mypy_cache",
@@ -47,13 +47,14 @@ const STORE_DIRS: &[&str] = &[
     ".direnv",
 ];
 
-/// A walk of `base` close to what `git ls-files` sees: `.gitignore` respected, dotfiles
-/// walked, [`STORE_DIRS`] skipped. The one walk behind the file listing, `glob` and
+/// A walk of `base` close to what `git ls-files` sees: `.gitignore` respected (in a tree
+/// outside git too: what it names, such as `.env`, the person keeps out of the
+/// project), dotfiles walked, [`STORE_DIRS`] skipped. The one walk behind the file listing, `glob` and
 /// `grep`, so that a file the model is shown is a file it can find: the value asked
 /// about is often in `.env`, the CI setup in `.github/`.
 pub fn project_walk(base: &std::path::Path) -> ignore::WalkBuilder {
     let mut walk = ignore::WalkBuilder::new(base);
-    walk.hidden(false).filter_entry(|e| {
+    walk.hidden(false).require_git(false).filter_entry(|e| {
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
         e.depth() == 0 || !skipped_entry(e.file_name(), is_dir)
     });
