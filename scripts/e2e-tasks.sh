@@ -51,7 +51,8 @@
 # with the turn ending on a requested edit that succeeded: 14/26 (277 s), 13/26 (370 s).
 # With no edit that takes text out of a request that only adds, and grep and glob
 # walking dotfiles: 15/26 (304 s) and 13/26 (369 s); tag-less 15/26 (314 s) and 13/26
-# (447 s, with builds sharing the cores).
+# (447 s, with builds sharing the cores); with .gitignore honoured outside git too,
+# 15/26 (289 s) and 13/26 (354 s).
 #
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
