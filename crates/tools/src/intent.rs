@@ -55,6 +55,7 @@ const CHANGE_STEMS: &[&str] = &[
     "decreas",
     "delet",
     "disabl",
+    "discard",
     "drop",
     "duplicat",
     "edit",

@@ -62,6 +62,7 @@ fn a_deletion_needs_words_that_ask_for_something_to_go() {
     assert!(intent("Rename utils.py to helpers.py.").removal);
     assert!(!intent("Rename the function greet to welcome.").removal);
     assert!(intent("Get rid of the build directory").removal);
+    assert!(intent("Discard tmp.log").change && intent("Discard tmp.log").removal);
     assert!(!intent("Change the port in config.json to 9090.").removal);
     assert!(!intent("Set replicas to 5 in deploy.yaml").removal);
     // A part of a file to go is not the file.
