@@ -224,13 +224,14 @@ impl Tool for Grep {
         _ctx: ToolExecutionContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = parse_args(input)?;
+        let (pattern, as_text) = pattern_or_text(args.pattern);
         let requested = args.path.as_deref().unwrap_or(".");
         let base = self
             .0
             .resolve(requested)
             .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
         let mut query = crate::fs::GrepQuery {
-            pattern: args.pattern,
+            pattern,
             glob: args.glob,
             case_insensitive: args.case_insensitive,
             max: MAX_MATCHES,
@@ -238,22 +239,50 @@ impl Tool for Grep {
         };
         let fs = self.0.fs();
         let found = fs.grep(&base, &query).await?;
+        let mut output = render(&found);
         if let (0, Some(glob)) = (found.total, query.glob.take()) {
             // A glob that filters everything out is most often a misused field (a
             // small model puts the pattern there); the wider search says more than
             // "no matches", and the note keeps it honest.
             let wider = fs.grep(&base, &query).await?;
             if wider.total > 0 {
-                let mut output = render(&wider);
+                output = render(&wider);
                 output.content = format!(
                     "[no match in files matching the glob `{glob}`; matches in all files:]\n{}",
                     output.content
                 );
-                return Ok(output);
             }
         }
-        Ok(render(&found))
+        if let Some(note) = as_text {
+            output.content = format!("{note}\n{}", output.content);
+        }
+        Ok(output)
     }
+}
+
+/// The pattern to search for, and a note when it is not a regular expression and is
+/// searched for as plain text instead. A glob (`*.log`) or a call with its parenthesis
+/// (`print(`) is what a person or a model most often means by such a pattern, and "bad
+/// regex" makes a small model send the same pattern again. A pattern that fails as text
+/// too (one with a line break) stays as it is and fails with the regex error.
+fn pattern_or_text(pattern: String) -> (String, Option<String>) {
+    let compiles = |p: &str| {
+        RegexMatcherBuilder::new()
+            .line_terminator(Some(b'\n'))
+            .build(p)
+            .is_ok()
+    };
+    if compiles(&pattern) {
+        return (pattern, None);
+    }
+    let text = regex::escape(&pattern);
+    if !compiles(&text) {
+        return (pattern, None);
+    }
+    let note = format!(
+        "[`{pattern}` is not a regular expression; searched for it as plain text:]"
+    );
+    (text, Some(note))
 }
 
 /// The tool output for what a search found.

@@ -284,7 +284,15 @@ async fn ls_glob_and_grep_respect_gitignore() {
             .unwrap(),
         "no matches"
     );
-    let err = f.call("grep", json!({"pattern": "("})).await.unwrap_err();
+    // Not a regular expression: searched for as plain text, and said so.
+    let grep = f.call("grep", json!({"pattern": "main("})).await.unwrap();
+    assert_eq!(
+        grep,
+        "[`main(` is not a regular expression; searched for it as plain text:]\n\
+         src/main.rs:1:fn main() {\n[1 matching line in 1 file]"
+    );
+    // A pattern that fails as text too keeps its error.
+    let err = f.call("grep", json!({"pattern": "a\nb"})).await.unwrap_err();
     assert!(err.contains("bad regex"), "{err}");
     let many: String = (0..500).map(|i| format!("needle {i}\n")).collect();
     std::fs::write(ws.join("many.txt"), many).unwrap();
