@@ -1,6 +1,7 @@
 //! read_file, write_file, edit and delete_file.
 
 use crate::common::{failed, looks_binary, parse_args, prefix_at_boundary};
+use crate::doubled::{doubled_error, doubles_text};
 use crate::echo::{echo_error, echoed_note};
 use crate::edit_match::{loose_edit, spaced_edit, whole_line_removal};
 use crate::suggest::scope_failure;
@@ -282,6 +283,9 @@ impl Tool for Edit {
                     )))
                 }
                 _ => {
+                    if count == 1 && doubles_text(&before, &old_string, &args.new_string) {
+                        return Err(failed(doubled_error(&args.path, &args.new_string)));
+                    }
                     let after = if args.replace_all {
                         before.replace(&old_string, &args.new_string)
                     } else {

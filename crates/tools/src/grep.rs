@@ -279,9 +279,7 @@ fn pattern_or_text(pattern: String) -> (String, Option<String>) {
     if !compiles(&text) {
         return (pattern, None);
     }
-    let note = format!(
-        "[`{pattern}` is not a regular expression; searched for it as plain text:]"
-    );
+    let note = format!("[`{pattern}` is not a regular expression; searched for it as plain text:]");
     (text, Some(note))
 }
 

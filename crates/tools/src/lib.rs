@@ -7,6 +7,7 @@ pub mod blocking;
 pub mod capped;
 pub mod code_intel;
 pub mod common;
+mod doubled;
 pub mod echo;
 pub mod edit_match;
 mod files;

@@ -227,3 +227,39 @@ async fn edit_looking_for_the_line_it_adds_is_told_how_to_append() {
         before
     );
 }
+
+#[tokio::test]
+async fn an_edit_that_writes_again_what_is_beside_its_match_is_refused() {
+    let f = fixture();
+    std::fs::write(f.ws().join(".gitignore"), "__pycache__/\n").unwrap();
+    let err = f
+        .call(
+            "edit",
+            json!({"path": ".gitignore", "old_string": "__pycache__", "new_string": "__pycache__/"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("would write what it adds twice"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join(".gitignore")).unwrap(),
+        "__pycache__/\n",
+        "the file is left as it was"
+    );
+    // The same edit sent again after it landed.
+    std::fs::write(f.ws().join("app.py"), "print(greet('Ann'))\n").unwrap();
+    let edit = json!({"path": "app.py", "old_string": "Ann", "new_string": "Hello, Ann!"});
+    f.call("edit", edit.clone()).await.unwrap();
+    let err = f.call("edit", edit).await.unwrap_err();
+    assert!(err.contains("already reads"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join("app.py")).unwrap(),
+        "print(greet('Hello, Ann!'))\n"
+    );
+    // Taking in the text beside the match makes it on purpose.
+    f.call(
+        "edit",
+        json!({"path": ".gitignore", "old_string": "__pycache__/", "new_string": "__pycache__//"}),
+    )
+    .await
+    .unwrap();
+}

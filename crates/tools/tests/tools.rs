@@ -292,7 +292,10 @@ async fn ls_glob_and_grep_respect_gitignore() {
          src/main.rs:1:fn main() {\n[1 matching line in 1 file]"
     );
     // A pattern that fails as text too keeps its error.
-    let err = f.call("grep", json!({"pattern": "a\nb"})).await.unwrap_err();
+    let err = f
+        .call("grep", json!({"pattern": "a\nb"}))
+        .await
+        .unwrap_err();
     assert!(err.contains("bad regex"), "{err}");
     let many: String = (0..500).map(|i| format!("needle {i}\n")).collect();
     std::fs::write(ws.join("many.txt"), many).unwrap();
