@@ -12,7 +12,7 @@ use ignore::gitignore::GitignoreBuilder;
 use ignore::Match;
 use saki_llm_worker::ToolError;
 use saki_tools::common::failed;
-use saki_tools::fs::{DiskFs, Fs, GrepQuery, Kind, Opened, Stat};
+use saki_tools::fs::{DiskFs, Fs, GrepQuery, Kind, Opened, Stat, StopOnDrop};
 use saki_tools::grep::{self, Found};
 use saki_tools::{Roots, ScopeError};
 use std::collections::{BTreeSet, HashMap};
@@ -252,18 +252,16 @@ impl Fs for OverlayView {
         }
         let overlay = self.overlay.clone();
         let (base, query) = (base.to_path_buf(), query.clone());
+        let stop = StopOnDrop::default();
+        let flag = stop.0.clone();
         tokio::task::spawn_blocking(move || {
             let read_from = |p: &Path| written.get(p).cloned();
             let mut found = if real_base {
-                grep::search_view(
-                    &base,
-                    &root,
-                    &query.pattern,
-                    query.glob.as_deref(),
-                    query.case_insensitive,
-                    query.max,
-                    &read_from,
-                )?
+                let query = GrepQuery {
+                    shown_root: root.clone(),
+                    ..query.clone()
+                };
+                grep::search_view(&base, &query, &read_from, &flag)?
             } else {
                 Found::default()
             };
@@ -274,14 +272,12 @@ impl Fs for OverlayView {
                 .retain(|(shown, _, _)| !overlay.is_deleted(Path::new(shown)));
             found.total -= before - found.matches.len();
             for file in new_files {
-                let more = grep::search(
-                    &file,
-                    &dir,
-                    &query.pattern,
-                    None,
-                    query.case_insensitive,
-                    query.max,
-                )?;
+                let in_new_file = GrepQuery {
+                    glob: None,
+                    shown_root: dir.clone(),
+                    ..query.clone()
+                };
+                let more = grep::search_view(&file, &in_new_file, &|_| None, &flag)?;
                 found.merge(more, query.max);
             }
             Ok::<_, ToolError>(found)

@@ -25,16 +25,14 @@ fn drop_caches() -> bool {
 
 fn saki(tree: &Path, pattern: &str) -> (Duration, usize) {
     let start = Instant::now();
-    let total = saki_tools::grep::search(
-        tree,
-        tree,
-        pattern,
-        None,
-        false,
-        saki_tools::grep::MAX_MATCHES,
-    )
-    .unwrap()
-    .total;
+    let query = saki_tools::fs::GrepQuery {
+        pattern: pattern.to_owned(),
+        glob: None,
+        case_insensitive: false,
+        max: saki_tools::grep::MAX_MATCHES,
+        shown_root: tree.to_path_buf(),
+    };
+    let total = saki_tools::grep::search(tree, &query).unwrap().total;
     (start.elapsed(), total)
 }
 

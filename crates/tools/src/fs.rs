@@ -150,18 +150,25 @@ impl Fs for DiskFs {
 
     async fn grep(&self, base: &Path, query: &GrepQuery) -> Result<Found, ToolError> {
         let (base, query) = (base.to_path_buf(), query.clone());
+        // Dropped with this future (a time budget ran out, the call was cancelled): the
+        // walk on the blocking pool stops too.
+        let stop = StopOnDrop::default();
+        let flag = stop.0.clone();
         tokio::task::spawn_blocking(move || {
-            crate::grep::search(
-                &base,
-                &query.shown_root,
-                &query.pattern,
-                query.glob.as_deref(),
-                query.case_insensitive,
-                query.max,
-            )
+            crate::grep::search_view(&base, &query, &|_| None, &flag)
         })
         .await
         .map_err(crate::common::failed)?
+    }
+}
+
+/// A flag set when it is dropped.
+#[derive(Debug, Default)]
+pub struct StopOnDrop(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -144,3 +144,23 @@ async fn disk_fs_says_what_a_path_is() {
     let err = DiskFs.read(&dir.join("f"), 2).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
 }
+
+#[tokio::test]
+async fn a_grep_whose_caller_is_gone_stops_its_walk() {
+    let stop = StopOnDrop::default();
+    let flag = stop.0.clone();
+    assert!(!flag.load(std::sync::atomic::Ordering::Relaxed));
+    drop(stop);
+    assert!(flag.load(std::sync::atomic::Ordering::Relaxed));
+    // A search that runs to its end is not stopped by it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "needle\n").unwrap();
+    let query = GrepQuery {
+        pattern: "needle".into(),
+        glob: None,
+        case_insensitive: false,
+        max: 10,
+        shown_root: dir.path().to_path_buf(),
+    };
+    assert_eq!(DiskFs.grep(dir.path(), &query).await.unwrap().total, 1);
+}

@@ -2,6 +2,7 @@
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
 use crate::common::parse_args;
+use crate::fs::GrepQuery;
 use crate::workspace::Workspace;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{sinks::UTF8, BinaryDetection, SearcherBuilder};
@@ -9,7 +10,7 @@ use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Matching lines shown to the model; the total is still counted.
@@ -60,24 +61,9 @@ impl Found {
     }
 }
 
-/// Searches `base` (a file or directory), keeping up to `max` matches.
-pub fn search(
-    base: &Path,
-    shown_root: &Path,
-    pattern: &str,
-    glob: Option<&str>,
-    case_insensitive: bool,
-    max: usize,
-) -> Result<Found, ToolError> {
-    search_view(
-        base,
-        shown_root,
-        pattern,
-        glob,
-        case_insensitive,
-        max,
-        &|_| None,
-    )
+/// Searches `base` (a file or directory) for `query`.
+pub fn search(base: &Path, query: &GrepQuery) -> Result<Found, ToolError> {
+    search_view(base, query, &|_| None, &AtomicBool::new(false))
 }
 
 /// Where a walked file's contents are read from instead, if elsewhere.
@@ -85,18 +71,25 @@ pub type ReadFrom<'a> = &'a (dyn Fn(&Path) -> Option<PathBuf> + Sync);
 
 /// [`search`], but the contents of a walked file are read from `read_from(path)` when
 /// it returns a path (a speculation overlay); the walk and the paths shown stay those
-/// of `base`.
+/// of `base`. The walk ends early, with what it found so far, once `stop` is set: the
+/// one who asked is gone (a search past its time budget, a cancelled call), and a walk
+/// of a large tree would otherwise go on using a core.
 pub fn search_view(
     base: &Path,
-    shown_root: &Path,
-    pattern: &str,
-    glob: Option<&str>,
-    case_insensitive: bool,
-    max: usize,
+    query: &GrepQuery,
     read_from: ReadFrom<'_>,
+    stop: &AtomicBool,
 ) -> Result<Found, ToolError> {
+    let GrepQuery {
+        pattern,
+        glob,
+        case_insensitive,
+        max,
+        shown_root,
+    } = query;
+    let (glob, max, shown_root) = (glob.as_deref(), *max, shown_root.as_path());
     let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(case_insensitive)
+        .case_insensitive(*case_insensitive)
         // Lets the searcher scan whole buffers instead of going line by line.
         .line_terminator(Some(b'\n'))
         .build(pattern)
@@ -125,6 +118,9 @@ pub fn search_view(
             .build();
         let (found, total, long_lines) = (&found, &total, &long_lines);
         Box::new(move |entry| {
+            if stop.load(Ordering::Relaxed) {
+                return ignore::WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
             };
@@ -230,7 +226,7 @@ impl Tool for Grep {
             .0
             .resolve(requested)
             .map_err(|e| crate::suggest::scope_failure(&self.0, requested, e))?;
-        let mut query = crate::fs::GrepQuery {
+        let mut query = GrepQuery {
             pattern,
             glob: args.glob,
             case_insensitive: args.case_insensitive,
@@ -333,6 +329,26 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    fn query(root: &Path, pattern: &str) -> GrepQuery {
+        GrepQuery {
+            pattern: pattern.to_owned(),
+            glob: None,
+            case_insensitive: false,
+            max: 10,
+            shown_root: root.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn a_stopped_search_walks_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "needle\n").unwrap();
+        let q = query(dir.path(), "needle");
+        let stopped = search_view(dir.path(), &q, &|_| None, &AtomicBool::new(true)).unwrap();
+        assert_eq!(stopped, Found::default());
+        assert_eq!(search(dir.path(), &q).unwrap().total, 1);
+    }
+
     #[test]
     fn dotfiles_are_searched_and_stores_are_not() {
         let dir = tempfile::tempdir().unwrap();
@@ -348,12 +364,12 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "needle\n").unwrap();
         }
-        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        let found = search(dir.path(), &query(dir.path(), "needle")).unwrap();
         let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(files, [".env", ".github/ci.yml", "src/app.py"]);
         // What .gitignore names is skipped, in a tree outside git too.
         std::fs::write(dir.path().join(".gitignore"), ".env\n").unwrap();
-        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        let found = search(dir.path(), &query(dir.path(), "needle")).unwrap();
         let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(files, [".github/ci.yml", "src/app.py"]);
         let matcher = crate::listing::glob_matcher("**/*").unwrap();
@@ -371,7 +387,7 @@ mod tests {
         );
         std::fs::write(dir.path().join("long.txt"), long).unwrap();
         std::fs::write(dir.path().join("short.txt"), "a needle\n").unwrap();
-        let found = search(dir.path(), dir.path(), "needle", None, false, 10).unwrap();
+        let found = search(dir.path(), &query(dir.path(), "needle")).unwrap();
         // The line before the long one is found; the search of that file stops there.
         assert_eq!(
             found.matches,
@@ -389,7 +405,7 @@ mod tests {
             ),
             "{out}"
         );
-        let nothing = search(dir.path(), dir.path(), "absent", None, false, 10).unwrap();
+        let nothing = search(dir.path(), &query(dir.path(), "absent")).unwrap();
         assert!(render(&nothing)
             .content
             .starts_with("no matches\n[not searched past"));
