@@ -143,7 +143,9 @@ impl Fs for DiskFs {
 
     async fn glob(&self, base: &Path, matcher: &GlobMatcher) -> Result<Vec<String>, ToolError> {
         let (base, matcher) = (base.to_path_buf(), matcher.clone());
-        tokio::task::spawn_blocking(move || crate::listing::glob_walk(&base, &matcher))
+        let stop = StopOnDrop::default();
+        let flag = stop.0.clone();
+        tokio::task::spawn_blocking(move || crate::listing::glob_walk_until(&base, &matcher, &flag))
             .await
             .map_err(crate::common::failed)
     }

@@ -347,6 +347,10 @@ mod tests {
         let stopped = search_view(dir.path(), &q, &|_| None, &AtomicBool::new(true)).unwrap();
         assert_eq!(stopped, Found::default());
         assert_eq!(search(dir.path(), &q).unwrap().total, 1);
+        let matcher = crate::listing::glob_matcher("*.txt").unwrap();
+        let stopped = crate::listing::glob_walk_until(dir.path(), &matcher, &AtomicBool::new(true));
+        assert!(stopped.is_empty());
+        assert_eq!(crate::listing::glob_walk(dir.path(), &matcher), ["a.txt"]);
     }
 
     #[test]

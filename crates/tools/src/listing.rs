@@ -80,8 +80,21 @@ pub fn skipped_by_walk(sub: &std::path::Path) -> bool {
 /// Files under `base` ([`project_walk`]) whose path relative to `base` matches.
 /// Blocking.
 pub fn glob_walk(base: &std::path::Path, matcher: &globset::GlobMatcher) -> Vec<String> {
+    glob_walk_until(base, matcher, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`glob_walk`], ending early with what it found once `stop` is set (the caller is gone,
+/// as for [`crate::grep::search_view`]).
+pub fn glob_walk_until(
+    base: &std::path::Path,
+    matcher: &globset::GlobMatcher,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Vec<String> {
     let mut found = Vec::new();
     for entry in project_walk(base).build().filter_map(Result::ok) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
