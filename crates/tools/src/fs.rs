@@ -145,7 +145,7 @@ impl Fs for DiskFs {
         let (base, matcher) = (base.to_path_buf(), matcher.clone());
         let stop = StopOnDrop::default();
         let flag = stop.0.clone();
-        tokio::task::spawn_blocking(move || crate::listing::glob_walk_until(&base, &matcher, &flag))
+        tokio::task::spawn_blocking(move || crate::listing::glob_walk(&base, &matcher, &flag))
             .await
             .map_err(crate::common::failed)
     }

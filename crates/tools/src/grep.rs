@@ -4,7 +4,7 @@
 use crate::common::parse_args;
 use crate::fs::GrepQuery;
 use crate::workspace::Workspace;
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{sinks::UTF8, BinaryDetection, SearcherBuilder};
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
@@ -88,11 +88,7 @@ pub fn search_view(
         shown_root,
     } = query;
     let (glob, max, shown_root) = (glob.as_deref(), *max, shown_root.as_path());
-    let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(*case_insensitive)
-        // Lets the searcher scan whole buffers instead of going line by line.
-        .line_terminator(Some(b'\n'))
-        .build(pattern)
+    let matcher = regex_matcher(pattern, *case_insensitive)
         .map_err(|e| ToolError::InvalidInput(format!("bad regex: {e}")))?;
     let mut walker = crate::listing::project_walk(base);
     if let Some(g) = glob {
@@ -262,12 +258,7 @@ impl Tool for Grep {
 /// regex" makes a small model send the same pattern again. A pattern that fails as text
 /// too (one with a line break) stays as it is and fails with the regex error.
 fn pattern_or_text(pattern: String) -> (String, Option<String>) {
-    let compiles = |p: &str| {
-        RegexMatcherBuilder::new()
-            .line_terminator(Some(b'\n'))
-            .build(p)
-            .is_ok()
-    };
+    let compiles = |p: &str| regex_matcher(p, false).is_ok();
     if compiles(&pattern) {
         return (pattern, None);
     }
@@ -277,6 +268,15 @@ fn pattern_or_text(pattern: String) -> (String, Option<String>) {
     }
     let note = format!("[`{pattern}` is not a regular expression; searched for it as plain text:]");
     (text, Some(note))
+}
+
+/// The matcher every search uses for `pattern`.
+fn regex_matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, grep_regex::Error> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(case_insensitive)
+        // Lets the searcher scan whole buffers instead of going line by line.
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
 }
 
 /// The tool output for what a search found.
@@ -348,9 +348,12 @@ mod tests {
         assert_eq!(stopped, Found::default());
         assert_eq!(search(dir.path(), &q).unwrap().total, 1);
         let matcher = crate::listing::glob_matcher("*.txt").unwrap();
-        let stopped = crate::listing::glob_walk_until(dir.path(), &matcher, &AtomicBool::new(true));
+        let stopped = crate::listing::glob_walk(dir.path(), &matcher, &AtomicBool::new(true));
         assert!(stopped.is_empty());
-        assert_eq!(crate::listing::glob_walk(dir.path(), &matcher), ["a.txt"]);
+        assert_eq!(
+            crate::listing::glob_walk(dir.path(), &matcher, &AtomicBool::new(false)),
+            ["a.txt"]
+        );
     }
 
     #[test]
@@ -377,7 +380,7 @@ mod tests {
         let files: Vec<&str> = found.matches.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(files, [".github/ci.yml", "src/app.py"]);
         let matcher = crate::listing::glob_matcher("**/*").unwrap();
-        let mut globbed = crate::listing::glob_walk(dir.path(), &matcher);
+        let mut globbed = crate::listing::glob_walk(dir.path(), &matcher, &AtomicBool::new(false));
         globbed.sort();
         assert_eq!(globbed, [".github/ci.yml", ".gitignore", "src/app.py"]);
     }

@@ -77,15 +77,10 @@ pub fn skipped_by_walk(sub: &std::path::Path) -> bool {
         .any(|(i, name)| skipped_entry(name, i + 1 < parts.len()))
 }
 
-/// Files under `base` ([`project_walk`]) whose path relative to `base` matches.
-/// Blocking.
-pub fn glob_walk(base: &std::path::Path, matcher: &globset::GlobMatcher) -> Vec<String> {
-    glob_walk_until(base, matcher, &std::sync::atomic::AtomicBool::new(false))
-}
-
-/// [`glob_walk`], ending early with what it found once `stop` is set (the caller is gone,
-/// as for [`crate::grep::search_view`]).
-pub fn glob_walk_until(
+/// Files under `base` ([`project_walk`]) whose path relative to `base` matches, ending
+/// early with what it found once `stop` is set (the caller is gone, as for
+/// [`crate::grep::search_view`]). Blocking.
+pub fn glob_walk(
     base: &std::path::Path,
     matcher: &globset::GlobMatcher,
     stop: &std::sync::atomic::AtomicBool,
