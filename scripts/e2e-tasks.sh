@@ -2,7 +2,8 @@
 # Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
 #
 #   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
-#                        [--only task1,task2] [--codex PATH] [-- SAKI_ARGS...]
+#                        [--only task1,task2] [--codex PATH] [--server local|stock]
+#                        [-- SAKI_ARGS...]
 #
 # Runs the 52 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
 # checked by running the code, several files and formats, trees a level or two deep), split into a tuning half and
@@ -23,6 +24,10 @@
 #   XDG_CONFIG_HOME=DIR scripts/e2e-tasks.sh   (DIR/saki/config.toml:
 #   [providers.llamacpp] tool_calling = "native")
 #
+# --server stock starts the server as `llama-server -m MODEL` would with no options (four
+# slots sharing a unified KV cache of 4096 tokens) instead of with saki --local's settings
+# (one slot, 16384 tokens).
+#
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
 # (`npm install @openai/codex` puts it in node_modules/.bin/codex).
@@ -39,7 +44,8 @@ LOG_TAG=e2e-tasks
 MODE=check
 
 main() {
-  local kinds="own,tagless" only="" halves="tune,held" via="base-url" codex="" extra=()
+  local kinds="own,tagless" only="" halves="tune,held" via="base-url" codex="" server=local
+  local extra=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -h | --help) usage; return 0 ;;
@@ -48,6 +54,7 @@ main() {
       --halves) halves="$2"; shift 2 ;;
       --via) via="$2"; shift 2 ;;
       --codex) codex="$2"; via=codex; shift 2 ;;
+      --server) server="$2"; shift 2 ;;
       --) shift; extra=("$@"); break ;;
       *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -69,7 +76,7 @@ main() {
     --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
     --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
     --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" \
-    --codex "$codex" "${saki_args[@]}"
+    --codex "$codex" --server "$server" "${saki_args[@]}"
 }
 
 main "$@"; exit

@@ -40,9 +40,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_server(python, model, template, log):
+# The server's settings: saki's own for `--local` (one slot, 16384 tokens), or what
+# `llama-server -m MODEL` starts with when given no options (four slots sharing a
+# unified KV cache of 4096 tokens).
+SERVER_SETTINGS = {"local": ["16384", "local"], "stock": ["4096", "local", "--slots", "4"]}
+
+
+def start_server(python, model, template, log, settings="local"):
     port = free_port()
-    args = [python, SERVER, model, str(port), "16384", "local"]
+    args = [python, SERVER, model, str(port)] + SERVER_SETTINGS[settings]
     args += ["--template", template] if template else []
     proc = subprocess.Popen(args, stdout=log, stderr=log, start_new_session=True)
     deadline = time.time() + 180
@@ -185,6 +191,8 @@ def main():
     ap.add_argument("--halves", default="tune,held", help="tune, held or both")
     ap.add_argument("--via", default="base-url", choices=sorted(VIA))
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--server", default="local", choices=sorted(SERVER_SETTINGS),
+                    help="the server's settings: saki --local's, or llama-server's stock ones")
     ap.add_argument("--codex", default="", help="Codex CLI's binary, for --via codex")
     ap.add_argument("--saki-arg", action="append", default=[])
     ap.add_argument("--events", default="", help="a directory for each task's --json events")
@@ -197,7 +205,7 @@ def main():
     for kind in args.kinds.split(","):
         template = args.tagless_template if kind == "tagless" else None
         with open(args.results + "." + kind + ".server.log", "w") as log:
-            proc, port = start_server(args.python, args.model, template, log)
+            proc, port = start_server(args.python, args.model, template, log, args.server)
             try:
                 rows = []
                 for task in tasks:

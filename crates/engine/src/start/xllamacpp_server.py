@@ -4,8 +4,10 @@ The server `saki --local` starts (embedded in the binary), and the one the scrip
 scripts/ start, so that what they measure is what saki runs:
 
     python xllamacpp_server.py MODEL PORT CTX ALIAS [--batch N] [--temp T] [--template FILE]
+                               [--slots N]
 
-One slot. Without --temp, sampling stays the server's stock default (what a client sends
+One slot unless --slots says more; several slots share one unified KV cache of CTX
+tokens, as llama-server's own default (four slots) does. Without --temp, sampling stays the server's stock default (what a client sends
 decides it); saki passes --temp 0.
 """
 import argparse
@@ -21,6 +23,7 @@ ap.add_argument("alias")
 ap.add_argument("--batch", type=int)
 ap.add_argument("--temp", type=float)
 ap.add_argument("--template")
+ap.add_argument("--slots", type=int, default=1)
 a = ap.parse_args()
 
 p = xllamacpp.CommonParams()
@@ -30,7 +33,8 @@ p.n_ctx = a.ctx
 p.use_jinja = True
 p.endpoint_props = True
 p.model_alias = a.alias
-p.n_parallel = 1
+p.n_parallel = a.slots
+p.kv_unified = a.slots > 1
 if a.batch:
     p.n_batch = p.n_ubatch = a.batch
 if a.temp is not None:
