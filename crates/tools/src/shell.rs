@@ -53,18 +53,6 @@ impl HeadTail {
         }
     }
 
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len();
-        let room = self.half.saturating_sub(self.head.len());
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 4 * self.half {
-            self.tail.drain(..self.tail.len() - self.half);
-        }
-    }
-
     fn render(&self) -> String {
         let head = String::from_utf8_lossy(&self.head);
         let tail = String::from_utf8_lossy(&self.tail);
@@ -79,6 +67,20 @@ impl HeadTail {
             "{}\n[...{omitted} bytes of output omitted...]\n{tail}",
             prefix_at_boundary(&head, self.half)
         )
+    }
+}
+
+impl OutputSink for HeadTail {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let room = self.half.saturating_sub(self.head.len());
+        let take = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > 4 * self.half {
+            self.tail.drain(..self.tail.len() - self.half);
+        }
     }
 }
 
@@ -169,9 +171,16 @@ pub(crate) fn spawn(
     Ok((child, launcher.is_some()))
 }
 
+/// Where [`pump`] puts what a command writes: the foreground's head and tail, or a
+/// background job's unread output.
+pub(crate) trait OutputSink: Send + 'static {
+    fn push(&mut self, bytes: &[u8]);
+}
+
+/// Copies `reader` into `sink` until it ends.
 pub(crate) fn pump(
     mut reader: impl AsyncRead + Unpin + Send + 'static,
-    sink: Arc<Mutex<HeadTail>>,
+    sink: Arc<Mutex<impl OutputSink>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];

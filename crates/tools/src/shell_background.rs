@@ -11,7 +11,7 @@
 //! parent-death signal ends them.
 
 use crate::common::parse_args;
-use crate::shell::GroupGuard;
+use crate::shell::{pump, GroupGuard, OutputSink};
 use crate::workspace::Workspace;
 use saki_llm_worker::{Tool, ToolError, ToolExecutionContext, ToolOutput};
 use serde::Deserialize;
@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Background commands running at once, unless config says otherwise.
 pub const DEFAULT_MAX_BACKGROUND: usize = 4;
@@ -34,7 +33,7 @@ struct Unread {
     cap: usize,
 }
 
-impl Unread {
+impl OutputSink for Unread {
     fn push(&mut self, more: &[u8]) {
         self.bytes.extend_from_slice(more);
         if self.bytes.len() > self.cap {
@@ -43,7 +42,9 @@ impl Unread {
             self.dropped += excess;
         }
     }
+}
 
+impl Unread {
     fn take(&mut self) -> (String, usize) {
         let text = String::from_utf8_lossy(&self.bytes).into_owned();
         self.bytes.clear();
@@ -236,23 +237,6 @@ fn render(id: &str, text: &str, dropped: usize, ended: Option<Ended>) -> String 
         Some(Ended::Killed) => format!("[{id} killed]"),
     });
     out
-}
-
-fn pump(
-    mut reader: impl AsyncRead + Unpin + Send + 'static,
-    sink: Arc<Mutex<Unread>>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(&buf[..n]);
-        }
-    })
 }
 
 fn jobs_of(workspace: &Workspace) -> Result<&Jobs, ToolError> {

@@ -70,22 +70,12 @@ fn unescape(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// `%20` and the like in a `file://` URL (invalid UTF-8 or escapes: not a path).
+/// `%20` and the like in a `file://` URL (invalid UTF-8: not a path).
 fn percent_decode(url: &str) -> Option<String> {
-    let bytes = url.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = url.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let decoded = percent_encoding::percent_decode_str(url)
+        .decode_utf8()
+        .ok()?;
+    Some(decoded.into_owned())
 }
 
 #[cfg(test)]
