@@ -22,7 +22,7 @@ pub use files::{config_paths, global_config_dir, load_file, load_files, no_provi
 #[path = "config_resolve.rs"]
 mod resolve;
 pub(crate) use resolve::key_names;
-pub use resolve::{resolve, suggestions_on, Overrides, Resolved};
+pub use resolve::{asks_server, resolve, suggestions_on, Overrides, Resolved};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -169,6 +169,19 @@ pub fn suggestions_on(resolved: &Resolved, no_suggestions_flag: bool) -> bool {
     resolved.suggestions && !no_suggestions_flag
 }
 
+/// Whether the server behind a provider is asked what it is: servers said to be
+/// llama.cpp or Ollama, and one reached by a bare `--base-url` (no provider named) on
+/// this machine or a private network. saki then behaves the same whichever way the
+/// person reached a local server. A public host, or one the person declared a generic
+/// OpenAI-compatible server, gets no request it did not ask for (a gateway may bill it,
+/// a replay server serves it).
+pub fn asks_server(provider: &str, inferred: bool, wire_api: WireApi, base_url: &str) -> bool {
+    matches!(provider, "llamacpp" | "ollama")
+        || (inferred
+            && wire_api == WireApi::Chat
+            && saki_llm_client::server_info::is_private_url(base_url))
+}
+
 pub fn resolve(
     file: &FileConfig,
     overrides: &Overrides,
@@ -221,10 +234,18 @@ pub fn resolve(
         .or_else(|| env_nonempty("SAKI_MODEL"))
         .or(user_provider_model)
         .or(file_model)
-        .or_else(|| builtin(&name).and_then(|b| b.model))
-        .ok_or_else(|| ConfigError::MissingModel {
-            provider: name.clone(),
-        })?;
+        .or_else(|| builtin(&name).and_then(|b| b.model));
+    // A server saki asks about itself names its model: left empty here, it is taken
+    // from the server's model list once the session starts (`open`).
+    let model = match model {
+        Some(model) => model,
+        None if asks_server(&name, provider_inferred, wire_api, &base_url) => String::new(),
+        None => {
+            return Err(ConfigError::MissingModel {
+                provider: name.clone(),
+            })
+        }
+    };
     let api_key = provider.env_key.as_deref().and_then(&env_nonempty);
     if api_key.is_none() && provider.requires_key.unwrap_or(false) {
         let env_key = provider.env_key.clone().unwrap_or_default();

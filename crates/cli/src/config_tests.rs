@@ -102,11 +102,27 @@ fn cloud_providers_need_their_key_local_ones_do_not() {
 
 #[test]
 fn base_url_alone_means_openai_compatible_and_compatible_needs_a_model() {
+    // A public host is never asked which model it serves: one must be named.
+    let public = Overrides {
+        base_url: Some("https://llm.example.com/v1".into()),
+        ..Default::default()
+    };
+    let err = resolve(&FileConfig::default(), &public, &env_of(&[])).unwrap_err();
+    assert!(matches!(err, ConfigError::MissingModel { .. }), "{err}");
+    // A server on this machine is: the model stays empty until it answers.
     let o = Overrides {
         base_url: Some("http://127.0.0.1:9/v1".into()),
         ..Default::default()
     };
-    let err = resolve(&FileConfig::default(), &o, &env_of(&[])).unwrap_err();
+    assert_eq!(
+        resolve(&FileConfig::default(), &o, &env_of(&[])).unwrap().model,
+        ""
+    );
+    let named = Overrides {
+        provider: Some("openai-compatible".into()),
+        ..o.clone()
+    };
+    let err = resolve(&FileConfig::default(), &named, &env_of(&[])).unwrap_err();
     assert!(matches!(err, ConfigError::MissingModel { .. }), "{err}");
     let o = Overrides {
         model: Some("m".into()),

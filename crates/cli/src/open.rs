@@ -72,7 +72,13 @@ pub struct Opened {
 /// The command line's config for one session: flags, config files, the trust question.
 struct CliConfig<'a> {
     root: PathBuf,
-    provider: &'a ProviderArgs,
+    /// The flags; `model` is filled in when config names none and the server serves one.
+    provider: ProviderArgs,
+    /// The provider and model of the session to continue, as `resolve` was told.
+    recorded: Option<(String, String)>,
+    /// What the server listed when config named no model and it served more or fewer
+    /// than one (`None`: not asked, or no answer).
+    served: Option<Vec<String>>,
     run: &'a RunArgs,
     ask_trust: Option<&'a AskTrust>,
     suggestions: &'a (dyn Fn(&Resolved) -> bool + Sync),
@@ -89,14 +95,31 @@ impl CliConfig<'_> {
     fn resolved(&self) -> Result<&Resolved, StartError> {
         self.resolved.as_ref().map(|(r, _)| r).ok_or_else(not_read)
     }
+
+    /// Config names no model, and the server did not name exactly one.
+    fn no_model(&self, resolved: &Resolved) -> StartError {
+        let missing = ConfigError::MissingModel {
+            provider: resolved.provider.clone(),
+        };
+        let server = match self.served.as_deref() {
+            None => "did not say which model it serves".to_owned(),
+            Some([]) => "lists no model".to_owned(),
+            Some(models) => format!("serves {} models: {}", models.len(), models.join(", ")),
+        };
+        StartError::config(format!(
+            "{missing} (the server at {} {server})",
+            resolved.base_url
+        ))
+    }
 }
 
 impl SessionConfig for CliConfig<'_> {
     fn resolve(&mut self, recorded: Option<(&str, &str)>) -> Result<(), StartError> {
-        let mut resolved = setup::resolve(&self.root, self.provider, recorded);
+        self.recorded = recorded.map(|(p, m)| (p.to_owned(), m.to_owned()));
+        let mut resolved = setup::resolve(&self.root, &self.provider, recorded);
         if let (Ok((r, _)), Some(ask)) = (&resolved, self.ask_trust) {
             if !r.ignored.is_empty() && !r.trust_refused && ask(&self.root, &r.ignored) {
-                resolved = setup::resolve(&self.root, self.provider, recorded);
+                resolved = setup::resolve(&self.root, &self.provider, recorded);
             }
         }
         let resolved = resolved.map_err(|e| StartError {
@@ -128,6 +151,23 @@ impl SessionConfig for CliConfig<'_> {
         setup::server_to_ask(self.resolved().ok()?)
     }
 
+    fn server_serves(&mut self, models: Option<Vec<String>>) {
+        match models.as_deref() {
+            Some([model]) => {
+                self.provider.model = Some(model.clone());
+                let recorded = self.recorded.clone();
+                let recorded = recorded.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+                match setup::resolve(&self.root, &self.provider, recorded) {
+                    Ok(resolved) => self.resolved = Some(resolved),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "config read again with the server's model")
+                    }
+                }
+            }
+            _ => self.served = models,
+        }
+    }
+
     fn server_said(&mut self, facts: Option<ServerInfo>) {
         if let Some((resolved, _)) = &mut self.resolved {
             resolved.server = facts;
@@ -137,11 +177,14 @@ impl SessionConfig for CliConfig<'_> {
 
     fn spec(&self) -> Result<SessionSpec, StartError> {
         let (resolved, hooks) = self.resolved.as_ref().ok_or_else(not_read)?;
+        if resolved.model.is_empty() {
+            return Err(self.no_model(resolved));
+        }
         let env = |k: &str| std::env::var(k).ok();
         let root = self.root.clone();
         Ok(SessionSpec {
             client: setup::client_config(resolved),
-            settings: setup::engine_settings(resolved, self.provider, self.run.max_turns),
+            settings: setup::engine_settings(resolved, &self.provider, self.run.max_turns),
             hooks: hooks.clone(),
             mode: self.run.approval,
             shell: setup::shell_spec(resolved, self.run.sandbox),
@@ -169,7 +212,9 @@ impl SessionConfig for CliConfig<'_> {
 pub async fn open(o: Open<'_>) -> Result<Opened, StartError> {
     let mut config = CliConfig {
         root: o.workspace.root().to_path_buf(),
-        provider: o.provider,
+        provider: o.provider.clone(),
+        recorded: None,
+        served: None,
         run: o.run,
         ask_trust: o.ask_trust,
         suggestions: o.suggestions,

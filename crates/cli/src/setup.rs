@@ -106,17 +106,15 @@ pub fn resolve(
 /// Repairs what a killed saki left before anything is written: the engine's.
 pub use saki_engine::recover_killed_writes as recover;
 
-/// Where to ask the provider's server about itself, if anywhere. Servers said to be
-/// llama.cpp or Ollama are asked, and a server reached by a bare `--base-url` on this
-/// machine or a private network (no provider named): saki then behaves the same whichever
-/// way the person reached a local server. A public host, or one the person declared a
-/// generic OpenAI-compatible server, gets no request it did not ask for (a gateway may
-/// bill it, a replay server serves it).
+/// Where to ask the provider's server about itself, if anywhere
+/// ([`config::asks_server`]).
 pub fn server_to_ask(resolved: &Resolved) -> Option<saki_engine::ServerQuery> {
-    let asks = matches!(resolved.provider.as_str(), "llamacpp" | "ollama")
-        || (resolved.provider_inferred
-            && resolved.wire_api == saki_llm_client::WireApi::Chat
-            && saki_llm_client::server_info::is_private_url(&resolved.base_url));
+    let asks = config::asks_server(
+        &resolved.provider,
+        resolved.provider_inferred,
+        resolved.wire_api,
+        &resolved.base_url,
+    );
     asks.then(|| saki_engine::ServerQuery {
         base_url: resolved.base_url.clone(),
         model: resolved.model.clone(),

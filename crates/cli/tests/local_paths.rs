@@ -85,6 +85,66 @@ fn a_bare_base_url_and_the_named_providers_send_the_same_request() {
     assert_eq!(shape(body), shape(&requests[0].body));
 }
 
+/// `saki exec` on `server` by a bare `--base-url` and no model named: its output and
+/// whether it succeeded.
+fn run_unnamed(e: &Env, server: &MockServer, how: &[&str]) -> (bool, Vec<serde_json::Value>) {
+    let out = e
+        .saki()
+        .arg("exec")
+        .args(how)
+        .args(["--base-url", &server.openai_url(), "--json", "hi"])
+        .output()
+        .unwrap();
+    (out.status.success(), json_lines(&out.stdout))
+}
+
+#[test]
+fn with_no_model_named_a_local_server_s_own_is_used_or_its_list_is_shown() {
+    let e = env_with(&[]);
+    let server = llamacpp(494_032_768);
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "qwen-coder.gguf", "meta": {"n_params": 494_032_768}}]}),
+    );
+    server.push(Turn::text("Hello."));
+    let (ok, events) = run_unnamed(&e, &server, &[]);
+    assert!(ok, "{events:?}");
+    assert_eq!(events[0]["model"], "qwen-coder.gguf", "{}", events[0]);
+    // What the server said about itself still applies: a small model's prompted tools.
+    assert_eq!(events[0]["tool_calling"], "prompted", "{}", events[0]);
+    assert_eq!(server.requests()[0].body["model"], "qwen-coder.gguf");
+
+    // Ollama serving several: none is picked, and the error names them.
+    let ollama = MockServer::start().unwrap();
+    ollama.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "qwen2.5-coder:7b"}, {"id": "llama3.2:3b"}]}),
+    );
+    let (ok, events) = run_unnamed(&e, &ollama, &["--provider", "ollama"]);
+    assert!(!ok);
+    let failed = events.iter().find(|e| e["type"] == "turn.failed").unwrap();
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("has no model: pass --model")
+            && message.contains("serves 2 models: qwen2.5-coder:7b, llama3.2:3b"),
+        "{message}"
+    );
+    assert!(ollama.requests().is_empty(), "no request without a model");
+
+    // A server that does not answer: the error says so.
+    let silent = MockServer::start().unwrap();
+    let (ok, events) = run_unnamed(&e, &silent, &[]);
+    assert!(!ok);
+    let failed = events.iter().find(|e| e["type"] == "turn.failed").unwrap();
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not say which model it serves"),
+        "{failed}"
+    );
+}
+
 #[test]
 fn config_still_decides_the_tool_set_over_what_the_server_says() {
     let e = env_with(&[]);

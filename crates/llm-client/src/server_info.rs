@@ -132,6 +132,34 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
     })
 }
 
+/// The ids of the models the server behind `base_url` serves (`GET /v1/models`, which
+/// llama.cpp and Ollama both answer); `None` when it does not answer in time.
+pub async fn served_models(base_url: &str, api_key: Option<&str>) -> Option<Vec<String>> {
+    let http = client(ASK_TIMEOUT)?;
+    let mut request = http.get(format!("{}/v1/models", root(base_url)));
+    if let Some(key) = api_key {
+        request = request.bearer_auth(key);
+    }
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    Some(model_ids(&response.json::<Value>().await.ok()?))
+}
+
+/// The `id`s of an OpenAI-style model list (`{"data": [{"id": …}, …]}`).
+pub fn model_ids(models: &Value) -> Vec<String> {
+    models
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("id").and_then(Value::as_str))
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// `meta.n_params` of the first model `/v1/models` lists (llama.cpp serves one).
 pub fn llamacpp_parameters(models: &Value) -> Option<u64> {
     models
@@ -211,6 +239,15 @@ pub async fn wait_until_ready(base_url: &str, deadline: Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_list_gives_its_ids() {
+        let list = serde_json::json!({"object": "list", "data": [
+            {"id": "qwen2.5-coder:7b"}, {"id": ""}, {"name": "no id"}, {"id": "llama3.2"}]});
+        assert_eq!(model_ids(&list), ["qwen2.5-coder:7b", "llama3.2"]);
+        assert!(model_ids(&serde_json::json!({"models": []})).is_empty());
+        assert!(model_ids(&serde_json::json!("not a list")).is_empty());
+    }
 
     #[test]
     fn only_this_machine_and_private_networks_are_asked() {

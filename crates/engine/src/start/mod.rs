@@ -77,6 +77,7 @@ pub struct LocalModel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerQuery {
     pub base_url: String,
+    /// Empty when config names no model: the server's own is asked for first.
     pub model: String,
     pub api_key: Option<String>,
 }
@@ -96,6 +97,9 @@ pub trait SessionConfig: Send {
     /// The model server to ask about itself, if it should be asked (a local or private
     /// one: a public host gets no request it did not ask for).
     fn server_to_ask(&self) -> Option<ServerQuery>;
+    /// The models that server serves, asked only when config names none (`query.model`
+    /// empty); a config takes the one model a server serves.
+    fn server_serves(&mut self, _models: Option<Vec<String>>) {}
     /// What that server said (`None`: it was not asked, or did not answer).
     fn server_said(&mut self, facts: Option<ServerInfo>);
     /// Everything the engine is built from.
@@ -210,7 +214,13 @@ pub async fn start(config: &mut dyn SessionConfig, s: Start<'_>) -> Result<Start
         }
         None => None,
     };
-    let facts = match config.server_to_ask() {
+    let mut query = config.server_to_ask();
+    if let Some(q) = query.as_ref().filter(|q| q.model.is_empty()) {
+        let models = server_info::served_models(&q.base_url, q.api_key.as_deref()).await;
+        config.server_serves(models);
+        query = config.server_to_ask();
+    }
+    let facts = match query {
         Some(q) => server_info::discover(&q.base_url, &q.model, q.api_key.as_deref()).await,
         None => None,
     };

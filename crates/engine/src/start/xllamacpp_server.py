@@ -32,7 +32,10 @@ p.port = a.port
 p.n_ctx = a.ctx
 p.use_jinja = True
 p.endpoint_props = True
-p.model_alias = a.alias
+try:
+    p.model_alias = {a.alias}  # a set of names in this xllamacpp
+except TypeError:
+    p.model_alias = a.alias
 p.n_parallel = a.slots
 p.kv_unified = a.slots > 1
 if a.batch:
