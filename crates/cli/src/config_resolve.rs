@@ -29,8 +29,10 @@ pub struct Resolved {
     /// `max_output_tokens` set explicitly in config; sent with requests. Built-in limits
     /// are not sent: a local server may reject a bound beyond its context size.
     pub requested_max_output: Option<u32>,
-    /// Cap on an `@file` body attached to a prompt.
+    /// Cap on one tool's output and on an `@file` body attached to a prompt.
     pub tool_output_max_bytes: usize,
+    /// `tool_output_max_bytes` came from config: the context window does not lower it.
+    pub tool_output_set: bool,
     /// The model set for background work (`--fast-model`, `SAKI_FAST_MODEL`,
     /// `fast_model`; an empty value means the session's model), as set. Compaction
     /// summaries use only this one.
@@ -310,6 +312,7 @@ pub fn resolve(
             .tool_output_max_bytes
             .unwrap_or(saki_tools::common::TOOL_OUTPUT_MAX_BYTES)
             .min(saki_tools::common::TOOL_OUTPUT_HARD_MAX_BYTES),
+        tool_output_set: file.tool_output_max_bytes.is_some(),
         fast_model_set,
         fast_model,
         suggestions,

@@ -115,7 +115,9 @@ fn base_url_alone_means_openai_compatible_and_compatible_needs_a_model() {
         ..Default::default()
     };
     assert_eq!(
-        resolve(&FileConfig::default(), &o, &env_of(&[])).unwrap().model,
+        resolve(&FileConfig::default(), &o, &env_of(&[]))
+            .unwrap()
+            .model,
         ""
     );
     let named = Overrides {

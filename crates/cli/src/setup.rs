@@ -122,8 +122,12 @@ pub fn server_to_ask(resolved: &Resolved) -> Option<saki_engine::ServerQuery> {
     })
 }
 
+/// The smallest cap a small context window lowers one tool's output to, in bytes.
+const FITTED_OUTPUT_MIN_BYTES: usize = 2048;
+
 /// What the local server said about itself (`resolved.server`) applied to the settings:
-/// its context window, unless config sets one, and a bound on each answer.
+/// its context window, unless config sets one, and a bound on each answer; then one
+/// tool's output held to what the window can take.
 pub fn apply_server_facts(resolved: &mut Resolved) {
     let window = resolved.server.and_then(|s| s.context_window);
     // A small model with tools samples greedily unless config sets a temperature: a
@@ -152,6 +156,24 @@ pub fn apply_server_facts(resolved: &mut Resolved) {
                 .max_output_tokens
                 .map(|m| m.min(u32::try_from(window / 4).unwrap_or(u32::MAX)));
         }
+    }
+    fit_tool_output(resolved);
+}
+
+/// Unless config sets `tool_output_max_bytes`, one tool's output is at most about a
+/// quarter of the context window (a token is some four bytes): a stock llama.cpp
+/// server's 4096-token slot cannot hold the default 16 KiB page of a file beside the
+/// system prompt, and the request would fail. Windows of 16k tokens and more keep the
+/// default.
+fn fit_tool_output(resolved: &mut Resolved) {
+    if resolved.tool_output_set {
+        return;
+    }
+    if let Some(window) = resolved.limits.context_window {
+        let fitted = usize::try_from(window)
+            .unwrap_or(usize::MAX)
+            .max(FITTED_OUTPUT_MIN_BYTES);
+        resolved.tool_output_max_bytes = resolved.tool_output_max_bytes.min(fitted);
     }
 }
 
@@ -365,6 +387,47 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use saki_llm_client::server_info::{ServerInfo, ServerKind};
+
+    fn llamacpp(window: u64) -> Option<ServerInfo> {
+        Some(ServerInfo {
+            kind: ServerKind::LlamaCpp,
+            context_window: Some(window),
+            vision: None,
+            parameters: None,
+            template_tools: None,
+        })
+    }
+
+    #[test]
+    fn a_small_window_holds_one_tool_output_to_a_quarter_of_it() {
+        let resolved_with = |file: &config::FileConfig, window| {
+            let overrides = Overrides {
+                base_url: Some("http://127.0.0.1:8080/v1".into()),
+                model: Some("m".into()),
+                ..Overrides::default()
+            };
+            let mut resolved = config::resolve(file, &overrides, &|_: &str| None).unwrap();
+            resolved.server = llamacpp(window);
+            apply_server_facts(&mut resolved);
+            resolved.tool_output_max_bytes
+        };
+        let default = config::FileConfig::default();
+        assert_eq!(
+            resolved_with(&default, 4096),
+            4096,
+            "a stock llama-server slot"
+        );
+        assert_eq!(resolved_with(&default, 1024), FITTED_OUTPUT_MIN_BYTES);
+        assert_eq!(
+            resolved_with(&default, 131_072),
+            saki_tools::common::TOOL_OUTPUT_MAX_BYTES
+        );
+        let set = config::FileConfig {
+            tool_output_max_bytes: Some(10_000),
+            ..config::FileConfig::default()
+        };
+        assert_eq!(resolved_with(&set, 4096), 10_000, "config decides");
+    }
 
     /// `/model` on a llama.cpp server keeps what the server said: its images and its window.
     #[test]

@@ -274,11 +274,13 @@ pub fn unknown_call(text: &str, offered: &[String]) -> Option<(String, String)> 
         .split_whitespace()
         .collect::<Vec<_>>()
         .join("_");
+    // A file's path counts too (`tests/test_api.py`): small models name a call after
+    // the file it is about.
     let identifier = name.len() <= 64
         && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
     if !identifier || offered.contains(&name) {
         return None;
     }

@@ -390,6 +390,17 @@ fn only_a_whole_answer_that_calls_a_tool_not_offered_is_an_unknown_call() {
         unknown_call(r#"{"name": "print", "arguments": ["LIMIT"]}"#, &offered()),
         Some(("print".to_owned(), "{}".to_owned()))
     );
+    // A file's path as the name, as a real 0.5B model answered a question about a class.
+    assert_eq!(
+        unknown_call(
+            r#"{"name": "tests/test_requests.py", "arguments": {"path": "tests/test_requests.py"}}"#,
+            &offered()
+        ),
+        Some((
+            "tests/test_requests.py".to_owned(),
+            r#"{"path":"tests/test_requests.py"}"#.to_owned()
+        ))
+    );
     // A name written as words, as a real 0.5B model wrote a speculation's whole answer.
     assert_eq!(
         unknown_call(

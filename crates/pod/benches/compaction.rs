@@ -43,7 +43,7 @@ fn run(h: &[Item]) -> Duration {
     let start = Instant::now();
     let tokens = current_tokens(h, Some((h.len() / 2, 50_000)));
     let compact = should_compact(tokens, 200_000, 32_000, DEFAULT_THRESHOLD);
-    let plan = plan_prune(h, 0);
+    let plan = plan_prune(h, 0, PruneLimits::default());
     let split = find_split_point(h, 1.0 - COMPRESSION_PRESERVE_THRESHOLD);
     std::hint::black_box((compact, plan, split));
     start.elapsed()

@@ -113,19 +113,68 @@ pub struct PrunePlan {
     pub tokens_freed: usize,
 }
 
+/// A context window smaller than this (in tokens) is pruned by [`PruneLimits::for_window`].
+pub const SMALL_WINDOW: u64 = 16_384;
+
+/// How much tool output a prune keeps and when it is worth making.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneLimits {
+    /// Tool output tokens kept, newest first, before older outputs may be pruned.
+    pub protect: usize,
+    /// A prune is made only when it frees more than this.
+    pub minimum: usize,
+    /// Newest user turns whose outputs are never pruned.
+    pub protected_turns: usize,
+}
+
+impl PruneLimits {
+    /// [`PRUNE_PROTECT`], [`PRUNE_MINIMUM`] and [`PRUNE_PROTECTED_TURNS`]; for a window
+    /// under [`SMALL_WINDOW`] an eighth of it kept and a thirty-second worth freeing, in
+    /// the current turn too (only the newest output is always kept). A stock llama.cpp
+    /// server's 4096-token slot holds the system prompt and three pages of a file: a
+    /// turn reading on would otherwise need a summary from a small model after every read.
+    pub fn for_window(context_window: u64) -> Self {
+        if context_window > 0 && context_window < SMALL_WINDOW {
+            let window = usize::try_from(context_window).unwrap_or(usize::MAX);
+            return Self {
+                protect: window / 8,
+                minimum: window / 32,
+                protected_turns: 0,
+            };
+        }
+        Self::default()
+    }
+}
+
+impl Default for PruneLimits {
+    fn default() -> Self {
+        Self {
+            protect: PRUNE_PROTECT,
+            minimum: PRUNE_MINIMUM,
+            protected_turns: PRUNE_PROTECTED_TURNS,
+        }
+    }
+}
+
 /// Plans a prune: walking newest to oldest from the end back to `boundary` (the last
-/// compaction), the newest user turns are protected; once completed tool outputs add up
-/// past [`PRUNE_PROTECT`], older ones are marked — if that frees more than
-/// [`PRUNE_MINIMUM`]. An already pruned output ends the walk.
-pub fn plan_prune(history: &[Item], boundary: usize) -> Option<PrunePlan> {
+/// compaction), the newest output and the outputs of `limits.protected_turns` user turns
+/// are kept; once completed tool outputs add up past `limits.protect`, older ones are
+/// marked — if that frees more than `limits.minimum`. An already pruned output ends the
+/// walk.
+pub fn plan_prune(history: &[Item], boundary: usize, limits: PruneLimits) -> Option<PrunePlan> {
     let (mut total, mut freed, mut turns) = (0usize, 0usize, 0usize);
+    // With no turn protected, the output the model is about to act on still is.
+    let mut keep_newest = limits.protected_turns == 0;
     let mut indices = Vec::new();
     for i in (boundary.min(history.len())..history.len()).rev() {
         match &history[i] {
             Item::User { .. } => turns += 1,
             Item::ToolResult {
                 content, status, ..
-            } if turns >= PRUNE_PROTECTED_TURNS => {
+            } => {
+                if turns < limits.protected_turns || std::mem::take(&mut keep_newest) {
+                    continue;
+                }
                 if content.starts_with(PRUNED_MARKER) {
                     break;
                 }
@@ -134,7 +183,7 @@ pub fn plan_prune(history: &[Item], boundary: usize) -> Option<PrunePlan> {
                 }
                 let estimate = estimate_tokens(content);
                 total += estimate;
-                if total > PRUNE_PROTECT {
+                if total > limits.protect {
                     freed += estimate;
                     indices.push(i);
                 }
@@ -142,7 +191,7 @@ pub fn plan_prune(history: &[Item], boundary: usize) -> Option<PrunePlan> {
             _ => {}
         }
     }
-    (freed > PRUNE_MINIMUM).then_some(PrunePlan {
+    (freed > limits.minimum).then_some(PrunePlan {
         indices,
         tokens_freed: freed,
     })

@@ -87,7 +87,7 @@ fn prune_protects_recent_turns_and_respects_thresholds() {
         user(5),
         answer(5),
     ]);
-    let plan = plan_prune(&h, 0).unwrap();
+    let plan = plan_prune(&h, 0, PruneLimits::default()).unwrap();
     // Newest-first: outputs of the 2 protected turns are skipped; 15k+15k+15k passes 40k
     // at the third, which is pruned with all older ones.
     let pruned: Vec<usize> = plan.indices.iter().map(|&i| i / 4).collect();
@@ -110,11 +110,11 @@ fn prune_protects_recent_turns_and_respects_thresholds() {
         user(5),
     ]
     .into();
-    assert_eq!(plan_prune(&small, 0), None);
+    assert_eq!(plan_prune(&small, 0, PruneLimits::default()), None);
 
     // The walk stops at the boundary and at an already pruned output.
     assert_eq!(
-        plan_prune(&h, 12),
+        plan_prune(&h, 12, PruneLimits::default()),
         None,
         "after the boundary only one 15k output passes the protection: too little"
     );
@@ -122,7 +122,42 @@ fn prune_protects_recent_turns_and_respects_thresholds() {
     if let Item::ToolResult { content, .. } = &mut marked[4 * 3 + 2] {
         *content = format!("{PRUNED_MARKER} read_file");
     }
-    assert_eq!(plan_prune(&marked, 0), None, "stops at the earlier prune");
+    assert_eq!(
+        plan_prune(&marked, 0, PruneLimits::default()),
+        None,
+        "stops at the earlier prune"
+    );
+}
+
+#[test]
+fn a_small_window_prunes_the_current_turn_but_its_newest_output() {
+    // One turn reading three pages of about 1,100 tokens each, on a 4096-token slot.
+    let h: Vec<Item> = vec![
+        user(5),
+        call(1),
+        result(1, 1_100),
+        call(2),
+        result(2, 1_100),
+        call(3),
+        result(3, 1_100),
+    ];
+    let small = PruneLimits::for_window(4096);
+    assert_eq!(
+        (small.protect, small.minimum, small.protected_turns),
+        (512, 128, 0)
+    );
+    let plan = plan_prune(&h, 0, small).unwrap();
+    assert_eq!(
+        plan.indices,
+        [4, 2],
+        "the newest page stays; the older two go"
+    );
+    assert_eq!(plan.tokens_freed, 2_200);
+    // One output alone is never pruned: the model is about to act on it.
+    assert_eq!(plan_prune(&h[..3], 0, small), None);
+    // A large window keeps the current turn whole, as before.
+    assert_eq!(PruneLimits::for_window(128_000), PruneLimits::default());
+    assert_eq!(plan_prune(&h, 0, PruneLimits::for_window(128_000)), None);
 }
 
 #[test]
@@ -168,7 +203,7 @@ fn pruned_outputs_show_the_marker_and_a_one_line_summary() {
         content,
         "[Old tool result content cleared] read_file {}: 40 bytes, 1 lines"
     );
-    assert_eq!(plan_prune(&h, 0), None);
+    assert_eq!(plan_prune(&h, 0, PruneLimits::default()), None);
 }
 
 /// Every tool result at or after `split` has its call at or after `split`, and the other way.

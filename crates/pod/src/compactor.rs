@@ -7,7 +7,8 @@
 
 use crate::compaction::{
     checked_summary, current_tokens, find_split_point, plan_prune, prune_replacements,
-    should_compact, PrunePlan, COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD, SUMMARY_MARKER,
+    should_compact, PruneLimits, PrunePlan, COMPRESSION_PRESERVE_THRESHOLD, DEFAULT_THRESHOLD,
+    SUMMARY_MARKER,
 };
 use crate::file_ref::FsView;
 use crate::instructions::estimate_tokens;
@@ -64,6 +65,11 @@ impl CompactionSettings {
             summary_model: summary_model.into(),
             auto_read_budget: AUTO_READ_BUDGET,
         }
+    }
+
+    /// How much tool output a prune keeps, for this window.
+    pub fn prune_limits(&self) -> PruneLimits {
+        PruneLimits::for_window(self.context_window)
     }
 }
 
@@ -247,7 +253,7 @@ impl Compactor {
         let mut prune = PruneTokens::default();
         let plan = settings
             .prune
-            .then(|| plan_prune(history, last_boundary(history)))
+            .then(|| plan_prune(history, last_boundary(history), settings.prune_limits()))
             .flatten();
         if let Some(plan) = plan {
             edit.pruned = prune_replacements(history, &plan);
@@ -377,7 +383,11 @@ impl Compactor {
         if !settings.auto || !settings.prune {
             return None;
         }
-        let plan = plan_prune(view.history, last_boundary(view.history))?;
+        let plan = plan_prune(
+            view.history,
+            last_boundary(view.history),
+            settings.prune_limits(),
+        )?;
         let trigger = CompactionTrigger::Auto;
         let tokens_before = Self::prompt_tokens(&view);
         let edit = HistoryEdit {
@@ -535,7 +545,7 @@ mod tests {
             ]);
         }
         h.extend([Item::user("last"), Item::user("now")]);
-        let plan = plan_prune(&h, 0).unwrap();
+        let plan = plan_prune(&h, 0, PruneLimits::default()).unwrap();
         assert!(plan.indices.len() > 1);
         let tokens = measured_as_applied(&h, &plan);
         assert!(tokens.freed() > 0);
