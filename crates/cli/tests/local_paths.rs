@@ -179,6 +179,33 @@ fn results(events: &[serde_json::Value]) -> Vec<(String, String)> {
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 
+/// A stock llama.cpp server's 4096-token slot: a page of a file fits beside the system
+/// prompt (a 16 KiB page would not, and the server would refuse the request).
+#[test]
+fn a_small_window_reads_a_file_in_pages_it_can_hold() {
+    let body: String = (1..=500)
+        .map(|i| format!("line {i:03} of a long changelog, written out to make it long\n"))
+        .collect();
+    let e = env_with(&[("HISTORY.md", body.as_str())]);
+    let server = llamacpp(494_032_768);
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 4096}}),
+    );
+    let read = serde_json::json!({"name": "read_file", "arguments": {"path": "HISTORY.md"}});
+    server.push(Turn::text(read.to_string()));
+    server.push(Turn::text("It lists the changes."));
+    let events = run(&e, &server, &[], "What is in HISTORY.md?");
+    let results = results(&events);
+    assert_eq!(results.len(), 1, "{results:?}");
+    let page = &results[0].1;
+    assert!(page.starts_with("line 001"), "{page}");
+    // The page holds what fits in 4096 bytes, then says where the file goes on.
+    let shown = page.lines().filter(|l| l.starts_with("line ")).count();
+    assert!((40..=70).contains(&shown), "{shown} lines shown:\n{page}");
+    assert!(page.len() < 4096 + 200, "{} bytes", page.len());
+}
+
 /// The shape seen in the UI: asked what a function does, a 0.5B model wrote the file.
 #[test]
 fn a_small_model_writes_nothing_on_a_question() {

@@ -171,8 +171,7 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
     };
     let mut prompt = format!(
         "You are saki, a coding agent in the user's terminal.\n\
-         Workspace: {cwd}\n\
-         System: {os}; {git}. Today is {date}.\n\
+         Workspace: {cwd} ({os}, {git}). Today is {date}.\n\
          \n\
          Rules:\n\
          - Look before you answer: use read_file, ls, glob and grep to inspect files; do not guess their contents.\n\
@@ -242,7 +241,7 @@ mod tests {
             "{p}"
         );
         assert!(
-            p.contains("Workspace: /w\nSystem: linux; git branch main (uncommitted changes).")
+            p.contains("/w (linux, git branch main (uncommitted changes))")
                 && p.contains("2026-11-22")
         );
         assert_eq!(system_prompt(&facts, ""), p, "byte-stable");
