@@ -56,6 +56,9 @@ fn read(id: &str, path: &str) -> Turn {
 #[test]
 fn exec_compacts_when_the_window_fills_and_saki_compact_compacts_by_hand() {
     let e = env();
+    // A window this small would clear the first turn's read rather than summarize it
+    // (the next test): here the summary is what is tried.
+    e.write_config("[models.m]\ncontext_window = 8000\n[compaction]\nprune = false\n");
     let server = MockServer::start().unwrap();
     server.push(read("c1", "a.txt"));
     server.push(Turn::text("a.txt repeats alpha."));
@@ -109,6 +112,28 @@ fn exec_compacts_when_the_window_fills_and_saki_compact_compacts_by_hand() {
     let log = std::fs::read_to_string(&e.session_files()[0]).unwrap();
     assert_eq!(log.matches("\"type\":\"compaction\"").count(), 2);
     assert!(log.contains("alpha alpha"));
+}
+
+/// A window under 16k tokens (a stock llama.cpp server has 4096): the first turn's read is
+/// cleared, and no summary is asked of the model.
+#[test]
+fn a_small_window_clears_old_reads_before_it_summarizes() {
+    let e = env();
+    let server = MockServer::start().unwrap();
+    server.push(read("c1", "a.txt"));
+    server.push(Turn::text("a.txt repeats alpha."));
+    exec(&e, &server, &[], "what is in a.txt?");
+    server.push(read("c2", "b.txt"));
+    server.push(Turn::text("b.txt repeats bravo."));
+    let second = exec(&e, &server, &["--resume", "--last"], "and b.txt?");
+    let compaction = second.iter().find(|ev| ev["type"] == "compaction").unwrap();
+    assert_eq!(compaction["status"], "pruned", "{compaction}");
+    assert_eq!(compaction["pruned"], 1, "{compaction}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "no summary request");
+    let last = requests.last().unwrap().body.to_string();
+    assert!(!last.contains("alpha alpha"), "the first read is cleared");
+    assert!(last.contains("bravo bravo"), "the newest read stays");
 }
 
 #[test]

@@ -165,8 +165,9 @@ fn call_ids(body: &serde_json::Value) -> (HashSet<String>, HashSet<String>) {
 async fn one_turn_of_sixty_tool_rounds_is_compacted_between_its_rounds() {
     let main = MockServer::start().unwrap();
     let summaries = MockServer::start().unwrap();
-    // A 16k-token window; each round adds about 1k tokens, so 60 rounds need ~61k.
-    let window = 16_000;
+    // A 16k-token window (the smallest that is summarized rather than pruned within
+    // the turn); each round adds about 1k tokens, so 60 rounds need ~61k.
+    let window = saki_pod::compaction::SMALL_WINDOW;
     let mut s = session(
         &main,
         &summaries,

@@ -295,7 +295,8 @@ mod tests {
         assert!(args.contains("-np 1 -b 256 -ub 256"), "{args}");
         assert!(args.ends_with("--port 8080 -c 4096"), "{args}");
         assert!(XLLAMACPP_SERVER.contains("p.n_batch = p.n_ubatch = a.batch"));
-        assert!(XLLAMACPP_SERVER.contains("p.n_parallel = 1"));
+        assert!(XLLAMACPP_SERVER.contains("\"--slots\", type=int, default=1"));
+        assert!(XLLAMACPP_SERVER.contains("p.n_parallel = a.slots"));
     }
 
     #[test]
