@@ -76,8 +76,8 @@ struct CliConfig<'a> {
     provider: ProviderArgs,
     /// The provider and model of the session to continue, as `resolve` was told.
     recorded: Option<(String, String)>,
-    /// What the server listed when config named no model and it served more or fewer
-    /// than one (`None`: not asked, or no answer).
+    /// What the server listed when config named no model (`None`: not asked, or no
+    /// answer).
     served: Option<Vec<String>>,
     run: &'a RunArgs,
     ask_trust: Option<&'a AskTrust>,
@@ -152,19 +152,15 @@ impl SessionConfig for CliConfig<'_> {
     }
 
     fn server_serves(&mut self, models: Option<Vec<String>>) {
-        match models.as_deref() {
-            Some([model]) => {
-                self.provider.model = Some(model.clone());
-                let recorded = self.recorded.clone();
-                let recorded = recorded.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-                match setup::resolve(&self.root, &self.provider, recorded) {
-                    Ok(resolved) => self.resolved = Some(resolved),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "config read again with the server's model")
-                    }
-                }
+        self.served = models;
+        if let Some([model]) = self.served.as_deref() {
+            self.provider.model = Some(model.clone());
+            let recorded = self.recorded.clone();
+            let recorded = recorded.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+            match setup::resolve(&self.root, &self.provider, recorded) {
+                Ok(resolved) => self.resolved = Some(resolved),
+                Err(e) => tracing::warn!(error = %e, "config read again with the server's model"),
             }
-            _ => self.served = models,
         }
     }
 
