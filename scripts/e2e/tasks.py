@@ -118,7 +118,8 @@ def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-ur
         if via == "local":
             reach = ["--local", model]
         else:
-            reach = VIA[via] + ["--base-url", "http://127.0.0.1:%d/v1" % port, "-m", "local"]
+            # No model named, as a person types it: saki takes the server's own.
+            reach = VIA[via] + ["--base-url", "http://127.0.0.1:%d/v1" % port]
         cmd = [saki, "exec", "--json"] + reach + ["--approval", "yolo",
                "--max-turns", "10", "-C", ws] + extra + [prompt]
     start = time.time()
