@@ -85,31 +85,17 @@ pub fn is_private_url(base_url: &str) -> bool {
 pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Option<ServerInfo> {
     let http = client(ASK_TIMEOUT)?;
     let root = root(base_url);
-    let get = |path: &str| {
-        let request = http.get(format!("{root}{path}"));
-        match api_key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
-    };
-    if let Ok(response) = get("/props").send().await {
-        if response.status().is_success() {
-            if let Ok(body) = response.json::<Value>().await {
-                let models = match get("/v1/models").send().await {
-                    Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
-                    _ => None,
-                };
-                return Some(ServerInfo {
-                    kind: ServerKind::LlamaCpp,
-                    context_window: llamacpp_context(&body),
-                    vision: body.pointer("/modalities/vision").and_then(Value::as_bool),
-                    parameters: models.as_ref().and_then(llamacpp_parameters),
-                    template_tools: body
-                        .pointer("/chat_template_caps/supports_tool_calls")
-                        .and_then(Value::as_bool),
-                });
-            }
-        }
+    if let Some(props) = get_json(&http, &format!("{root}/props"), api_key).await {
+        let models = get_json(&http, &format!("{root}/v1/models"), api_key).await;
+        return Some(ServerInfo {
+            kind: ServerKind::LlamaCpp,
+            context_window: llamacpp_context(&props),
+            vision: props.pointer("/modalities/vision").and_then(Value::as_bool),
+            parameters: models.as_ref().and_then(llamacpp_parameters),
+            template_tools: props
+                .pointer("/chat_template_caps/supports_tool_calls")
+                .and_then(Value::as_bool),
+        });
     }
     let show = http
         .post(format!("{root}/api/show"))
@@ -136,7 +122,13 @@ pub async fn discover(base_url: &str, model: &str, api_key: Option<&str>) -> Opt
 /// llama.cpp and Ollama both answer); `None` when it does not answer in time.
 pub async fn served_models(base_url: &str, api_key: Option<&str>) -> Option<Vec<String>> {
     let http = client(ASK_TIMEOUT)?;
-    let mut request = http.get(format!("{}/v1/models", root(base_url)));
+    let url = format!("{}/v1/models", root(base_url));
+    Some(model_ids(&get_json(&http, &url, api_key).await?))
+}
+
+/// `GET url` (with the key, if any) as JSON; `None` on any failure or a non-2xx status.
+async fn get_json(http: &reqwest::Client, url: &str, api_key: Option<&str>) -> Option<Value> {
+    let mut request = http.get(url);
     if let Some(key) = api_key {
         request = request.bearer_auth(key);
     }
@@ -144,7 +136,7 @@ pub async fn served_models(base_url: &str, api_key: Option<&str>) -> Option<Vec<
     if !response.status().is_success() {
         return None;
     }
-    Some(model_ids(&response.json::<Value>().await.ok()?))
+    response.json::<Value>().await.ok()
 }
 
 /// The `id`s of an OpenAI-style model list (`{"data": [{"id": …}, …]}`).
