@@ -7,10 +7,12 @@
 //! function words, not the words of a file name, not numbers) are searched for in the
 //! workspace as whole words or words of a snake_case name, ignoring case, and the lines
 //! found follow the prompt as a note, `path:line:text` as the grep tool shows them. A word
-//! found in more than a few files points nowhere and is left out, so in a large tree the
-//! note is often absent. The search is the grep tool's own (`.gitignore` respected,
-//! dotfiles searched, `.git` skipped, links not followed), over the session's file view, in one walk for all
-//! the words, and gets [`SEARCH_BUDGET`] in all.
+//! found in more than a few files points nowhere, unless a few lines define it (see
+//! [`definition_pattern`]); otherwise it is left out, so in a large tree the note is
+//! often absent. The search is the grep tool's own (`.gitignore` respected, dotfiles
+//! searched, `.git` skipped, links not followed), over the session's file view, in one
+//! walk for all the words (and one more for the common words' definitions), and gets
+//! [`SEARCH_BUDGET`] in all.
 
 use crate::fs::GrepQuery;
 use crate::grep::Match;
@@ -27,6 +29,8 @@ const MAX_WORDS: usize = 6;
 const MAX_FILES_PER_WORD: usize = 3;
 /// A word on more lines than this is too common to show.
 const MAX_LINES_PER_WORD: usize = 12;
+/// Definitions of a common word looked at at most, per word.
+const DEFINITIONS_SEARCHED: usize = 4 * MAX_LINES_PER_WORD;
 /// Lines shown in all.
 const MAX_LINES: usize = 8;
 /// Characters of a line shown.
@@ -73,15 +77,14 @@ impl PromptMentions {
         Self { workspace }
     }
 
-    /// The lines of the workspace where any of `words` occurs, in one search: a whole
-    /// word or a word of a snake_case name ("database" finds `DATABASE_URL`), any case.
-    /// Each word gets up to [`MAX_LINES_PER_WORD`] lines before the search stops keeping.
-    async fn lines_with(&self, words: &[String]) -> Option<Vec<Match>> {
+    /// The lines of the workspace that `pattern` matches (any case), in one search,
+    /// up to `max` of them.
+    async fn search(&self, pattern: String, max: usize) -> Option<Vec<Match>> {
         let query = GrepQuery {
-            pattern: word_pattern(words),
+            pattern,
             glob: None,
             case_insensitive: true,
-            max: MAX_LINES_PER_WORD * words.len(),
+            max,
             shown_root: self.workspace.root().to_path_buf(),
         };
         let fs = self.workspace.fs();
@@ -94,30 +97,44 @@ impl PromptMentions {
         if words.is_empty() {
             return None;
         }
-        let found = self.lines_with(&words).await?;
+        // One line more than a word may have: a word on more lines is seen to be.
+        let found = self
+            .search(word_pattern(&words), MAX_LINES_PER_WORD * words.len() + 1)
+            .await?;
         // The rarest words first: they point most precisely. A word on too many lines or
-        // in too many files points nowhere.
+        // in too many files points nowhere, unless few of those lines define it.
         let mut by_rarity: Vec<(usize, String, Vec<Match>)> = Vec::new();
+        let mut common = Vec::new();
         for word in words {
-            let Ok(pattern) = regex::RegexBuilder::new(&word_pattern(std::slice::from_ref(&word)))
-                .case_insensitive(true)
-                .build()
-            else {
-                continue;
-            };
-            let lines: Vec<Match> = found
-                .iter()
-                .filter(|(_, _, text)| pattern.is_match(text))
-                .cloned()
-                .collect();
-            let files = lines
-                .iter()
-                .map(|(p, _, _)| p)
-                .collect::<BTreeSet<_>>()
-                .len();
-            if !lines.is_empty() && lines.len() <= MAX_LINES_PER_WORD && files <= MAX_FILES_PER_WORD
-            {
-                by_rarity.push((files, word, lines));
+            match pointing(matching(&found, &word_pattern(std::slice::from_ref(&word)))) {
+                Pointing::Few(files, lines) => by_rarity.push((files, word, lines)),
+                Pointing::Many(_) => common.push(word),
+                Pointing::None => {}
+            }
+        }
+        if !common.is_empty() {
+            let defining = self
+                .search(
+                    definition_pattern(&common),
+                    DEFINITIONS_SEARCHED * common.len(),
+                )
+                .await
+                .unwrap_or_default();
+            for word in common {
+                let pattern = definition_pattern(std::slice::from_ref(&word));
+                // Too many definitions: the ones at the top level of their files, if few.
+                let few = match pointing(matching(&defining, &pattern)) {
+                    Pointing::Many(lines) => pointing(
+                        lines
+                            .into_iter()
+                            .filter(|(_, _, text)| !text.starts_with(char::is_whitespace))
+                            .collect(),
+                    ),
+                    other => other,
+                };
+                if let Pointing::Few(files, lines) = few {
+                    by_rarity.push((files, word, lines));
+                }
             }
         }
         by_rarity.sort_by_key(|(files, _, _)| *files);
@@ -151,6 +168,45 @@ impl PromptMentions {
     }
 }
 
+/// How many lines one word picks out of a search.
+enum Pointing {
+    None,
+    /// Few enough to point somewhere: the number of files, and the lines.
+    Few(usize, Vec<Match>),
+    /// On too many lines or in too many files.
+    Many(Vec<Match>),
+}
+
+/// The lines of `found` that `pattern` matches, any case.
+fn matching(found: &[Match], pattern: &str) -> Vec<Match> {
+    let Ok(pattern) = regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+    else {
+        return Vec::new();
+    };
+    found
+        .iter()
+        .filter(|(_, _, text)| pattern.is_match(text))
+        .cloned()
+        .collect()
+}
+
+fn pointing(lines: Vec<Match>) -> Pointing {
+    let files = lines
+        .iter()
+        .map(|(p, _, _)| p)
+        .collect::<BTreeSet<_>>()
+        .len();
+    if lines.is_empty() {
+        Pointing::None
+    } else if lines.len() <= MAX_LINES_PER_WORD && files <= MAX_FILES_PER_WORD {
+        Pointing::Few(files, lines)
+    } else {
+        Pointing::Many(lines)
+    }
+}
+
 #[async_trait::async_trait]
 impl Interceptor for PromptMentions {
     async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
@@ -163,6 +219,19 @@ impl Interceptor for PromptMentions {
             None => PromptAction::Continue,
         }
     }
+}
+
+/// A pattern for the lines that define any of `words`: a key or name at the start of
+/// a line, indented one level at most, that is the word or has it as a part (`version`,
+/// `__version__`, `DATABASE_URL`, `requires-python`, `"version"`), then `=` or `:`. Asked
+/// to bump "the version", a common word in any project, the one line that sets it is
+/// what points somewhere. When even those are too many, the ones not indented are.
+fn definition_pattern(words: &[String]) -> String {
+    let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    format!(
+        r#"^[ \t]{{0,4}}["']?(?:[\w.-]*[_.-])?(?:{})(?:[_.-][\w.-]*)?["']?[ \t]*[:=](?:[^=\n]|$)"#,
+        alternatives.join("|")
+    )
 }
 
 /// A pattern for any of `words` as a whole word or a word of a snake_case name; the

@@ -125,3 +125,99 @@ async fn a_link_leading_out_of_the_workspace_is_not_followed() {
     std::os::unix::fs::symlink(outside.path(), dir.path().join("linked_dir")).unwrap();
     assert_eq!(mentions.note("What is the TOKEN?").await, None);
 }
+
+#[tokio::test]
+async fn a_common_word_points_to_the_few_lines_that_define_it() {
+    // "version" is on many lines of many files; three lines set it.
+    let mentions_of = "# version history\nsee the version notes\n";
+    let (_dir, mentions) = workspace(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"pkg\"\nversion = \"2.2.0\"\n",
+        ),
+        ("PKG-INFO", "Metadata-Version: 2.1\nVersion: 2.2.0\n"),
+        ("src/pkg/__version__.py", "__version__ = \"2.2.0\"\n"),
+        ("CHANGES.md", mentions_of),
+        ("docs/a.md", mentions_of),
+        ("docs/b.md", mentions_of),
+        (
+            "src/pkg/check.py",
+            "if version == 2:\n        version: str = \"deep\"\n",
+        ),
+    ]);
+    let note = mentions.note("Bump the version to 2.2.1.").await.unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "{NOTE_START} (version):\nPKG-INFO:1:Metadata-Version: 2.1\nPKG-INFO:2:Version: 2.2.0\n\
+             pyproject.toml:3:version = \"2.2.0\"\nsrc/pkg/__version__.py:1:__version__ = \"2.2.0\"]"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_common_word_that_nothing_defines_still_points_nowhere() {
+    let body = "the parser reads it\n";
+    let (_dir, mentions) = workspace(&[
+        ("a.md", body),
+        ("b.md", body),
+        ("c.md", body),
+        ("d.md", body),
+        ("e.py", "        parser = make()\n"),
+    ]);
+    assert_eq!(mentions.note("What does the parser do?").await, None);
+}
+
+#[test]
+fn a_definition_is_a_key_at_the_start_of_a_line_then_a_colon_or_equals() {
+    let pattern = regex::RegexBuilder::new(&definition_pattern(&["python".to_owned()]))
+        .case_insensitive(true)
+        .build()
+        .unwrap();
+    for line in [
+        "requires-python = \">=3.8\"",
+        "Requires-Python: >=3.8",
+        "  \"python\": \"3.11\",",
+        "PYTHON_VERSION=3.11",
+        "tool.python.path = 1",
+    ] {
+        assert!(pattern.is_match(line), "{line}");
+    }
+    for line in [
+        "python == 3",
+        "if python: run()",
+        "        python = deep",
+        "pythonic = yes",
+        "use python: always",
+    ] {
+        assert!(!pattern.is_match(line), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn too_many_definitions_leave_the_top_level_ones() {
+    let setup = "setup(\n    version=about[\"__version__\"],\n)\n";
+    let (_dir, mentions) = workspace(&[
+        ("PKG-INFO", "Version: 2.32.3\n"),
+        ("src/pkg.egg-info/PKG-INFO", "Version: 2.32.3\n"),
+        ("src/pkg/__version__.py", "__version__ = \"2.32.3\"\n"),
+        ("setup.py", setup),
+        ("HISTORY.md", "version 1\nversion 2\nversion 3\n"),
+    ]);
+    let note = mentions.note("Bump the version to 2.32.4.").await.unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "{NOTE_START} (version):\nPKG-INFO:1:Version: 2.32.3\n\
+             src/pkg.egg-info/PKG-INFO:1:Version: 2.32.3\n\
+             src/pkg/__version__.py:1:__version__ = \"2.32.3\"]"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_word_on_more_lines_than_shown_in_few_files_points_nowhere() {
+    let body: String = (0..20).map(|i| format!("the parser {i}\n")).collect();
+    let (_dir, mentions) = workspace(&[("notes.md", &body)]);
+    assert_eq!(mentions.note("What does the parser do?").await, None);
+}
