@@ -57,9 +57,22 @@ impl Roots {
     /// path that names nothing on this machine, while the rest of it after that parent
     /// (the nearest first) does exist under the first root, means the workspace one. It
     /// only resolves to a path that exists, and `check` still keeps it inside.
+    ///
+    /// They also copy the workspace's path with what follows it on the system prompt's
+    /// line, `/home/ann/shop (linux, git branch main (clean))`, as a path (with `.txt`
+    /// after it, at times): missing, and the first root's path then ` (`, it means the
+    /// workspace itself.
     fn rooted_in_workspace(&self, p: &Path) -> Option<PathBuf> {
         if self.roots.iter().any(|r| p.starts_with(r)) || p.symlink_metadata().is_ok() {
             return None;
+        }
+        let annotated = p
+            .to_str()
+            .zip(self.root().to_str())
+            .and_then(|(p, root)| p.strip_prefix(root))
+            .is_some_and(|rest| rest.starts_with(" ("));
+        if annotated {
+            return Some(self.root().to_path_buf());
         }
         self.root()
             .ancestors()
@@ -185,6 +198,21 @@ mod tests {
         // `..` in the rest cannot lead out: the result is checked like any other.
         let sneaky = parent.join("../shop/../../etc/passwd");
         assert!(roots.resolve(sneaky.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn the_workspace_path_with_its_prompt_line_means_the_workspace() {
+        let (dir, roots) = shop();
+        let root = roots.root().to_path_buf();
+        let line = format!("{} (linux, git branch main (clean))", root.display());
+        assert_eq!(roots.resolve(&line).unwrap(), root);
+        assert_eq!(roots.resolve(&format!("{line}.txt")).unwrap(), root);
+        // A directory beside the workspace that really has such a name is itself.
+        let beside = dir.path().canonicalize().unwrap().join("shop (copy)");
+        std::fs::create_dir(&beside).unwrap();
+        assert!(roots.resolve(beside.to_str().unwrap()).is_err());
+        // A program reads it as written.
+        assert!(roots.resolve_literal_for_write(&line).is_err());
     }
 
     #[test]
