@@ -494,6 +494,52 @@ fn an_answer_that_writes_one_line_over_and_over_is_cut() {
 }
 
 #[test]
+fn an_answer_that_writes_a_few_lines_over_and_over_is_cut() {
+    // Qwen2.5-Coder-0.5B asked to run the tests, until its output limit.
+    let block = [
+        "To run tests, use this command:\n",
+        "```\n",
+        "pytest tests/\n",
+        "```\n",
+        "\n",
+    ];
+    let pieces: Vec<&str> = block
+        .iter()
+        .cycle()
+        .take(block.len() * 6)
+        .copied()
+        .collect();
+    let mut f = CallFilter::new(offered());
+    let mut out = Vec::new();
+    let mut fed = 0;
+    for event in text_events(&pieces) {
+        f.push(event, &mut out);
+        fed += 1;
+        if f.saturated() {
+            break;
+        }
+    }
+    // Start, block start, two copies, then the third copy's four lines.
+    assert_eq!(fed, 2 + 2 * block.len() + 4);
+    // A list whose items differ, and code that repeats a block twice, are an answer.
+    for pieces in [
+        &[
+            "- a: 1\n", "- b: 1\n", "- a: 1\n", "- b: 2\n", "- a: 1\n", "- b: 1\n",
+        ][..],
+        &[
+            "x = read()\n",
+            "y = x\n",
+            "x = read()\n",
+            "y = x\n",
+            "done()\n",
+        ][..],
+    ] {
+        let (_, _, f) = filter(text_events(pieces));
+        assert!(!f.saturated(), "{pieces:?}");
+    }
+}
+
+#[test]
 fn an_answer_looping_inside_one_line_is_cut_and_its_half_call_never_runs() {
     // Qwen2.5-Coder-0.5B after a good append: an invented call, then a write whose
     // content repeats until the output limit, in one JSON string (no line ends).
