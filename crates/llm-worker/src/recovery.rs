@@ -242,21 +242,26 @@ fn settle(text: &str, held: usize, offered: &[String], hold_unknown: bool) -> Op
     }
 }
 
-/// An answer that is nothing but one call-shaped object, `{"name": T, "arguments"|
+/// An answer that starts with one call-shaped object, `{"name": T, "arguments"|
 /// "parameters": {...}}` (bare, fenced or tagged, with no other keys), naming a tool that
-/// was not offered: `(T, arguments)`.
+/// was not offered, with nothing after it but lines of their own: `(T, arguments)`.
 ///
 /// A name written as words (`"run the tests"`) counts, its words joined with `_`.
 ///
 /// Small models invent tools (`{"name": "todo_comments", "arguments": {"count": 1}}`)
 /// and such an answer tells the person nothing. The Worker answers it as a failed call
-/// to an unknown tool, which lists the real ones; it is never run. Anything more than
-/// the object (a sentence, a second object, a key a call does not have) stays text.
+/// to an unknown tool, which lists the real ones; it is never run. Lines after it are
+/// the model explaining the call it made up (asked to run the tests, a 0.5B model wrote
+/// `{"name": "run_tests", "arguments": {"command": "pytest tests/"}}` and then how to run
+/// pytest, three times over): they are not shown. Words before it or on its line, a
+/// list of objects, or a key a call does not have keep it text.
 pub fn unknown_call(text: &str, offered: &[String]) -> Option<(String, String)> {
     let (start, region) = next_region(text, 0)?;
+    // Words may follow on lines of their own: the model explaining the call it made up.
+    let after = text[region.end..].trim_start_matches([' ', '\t']);
     if region.closing != Closing::Closed
         || !text[..start].trim().is_empty()
-        || !text[region.end..].trim().is_empty()
+        || !(after.is_empty() || after.starts_with('\n'))
     {
         return None;
     }

@@ -605,11 +605,12 @@ async fn an_answer_that_only_calls_an_invented_tool_is_answered_as_that_failed_c
     r.server.push(Turn::text(invented));
     r.server
         .push(Turn::text(format!("<tool_call>\n{CALL}\n</tool_call>")));
-    // A second invented tool in the same turn is the answer it is; written over and
-    // over, it is read up to its third copy.
+    // A second invented tool in the same turn, written over and over, is read up to its
+    // third copy, and the answer is asked for again in text.
     r.server.push(Turn::text(
         "{\"name\": \"word_finder\", \"arguments\": {}}\n".repeat(40),
     ));
+    r.server.push(Turn::text("The secret word is MANGO."));
     r.completed_turn().await;
     assert_eq!(r.ran.lock().unwrap().len(), 1, "only read_file ran");
     let results = r.results();
@@ -639,9 +640,12 @@ async fn an_answer_that_only_calls_an_invented_tool_is_answered_as_that_failed_c
         .iter()
         .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("unknown tool")));
     let history = r.worker.history();
+    assert!(history.iter().any(
+        |item| matches!(item, Item::AssistantText { text } if text.matches("word_finder").count() == 3)
+    ));
     assert!(matches!(
         history.last(),
-        Some(Item::AssistantText { text }) if text.matches("word_finder").count() == 3
+        Some(Item::AssistantText { text }) if text == "The secret word is MANGO."
     ));
     let recovered: usize = r
         .events()
