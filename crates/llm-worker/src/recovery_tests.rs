@@ -509,6 +509,22 @@ fn an_answer_that_writes_one_line_over_and_over_is_cut() {
     }
 }
 
+/// Feeds `pieces` as one answer until the filter is saturated: the filter, what it let
+/// out, and how many events it took.
+fn feed_until_saturated(pieces: &[&str]) -> (CallFilter, Vec<Event>, usize) {
+    let mut f = CallFilter::new(offered());
+    let mut out = Vec::new();
+    let mut fed = 0;
+    for event in text_events(pieces) {
+        f.push(event, &mut out);
+        fed += 1;
+        if f.saturated() {
+            break;
+        }
+    }
+    (f, out, fed)
+}
+
 #[test]
 fn an_answer_that_writes_a_few_lines_over_and_over_is_cut() {
     // Qwen2.5-Coder-0.5B asked to run the tests, until its output limit.
@@ -525,16 +541,7 @@ fn an_answer_that_writes_a_few_lines_over_and_over_is_cut() {
         .take(block.len() * 6)
         .copied()
         .collect();
-    let mut f = CallFilter::new(offered());
-    let mut out = Vec::new();
-    let mut fed = 0;
-    for event in text_events(&pieces) {
-        f.push(event, &mut out);
-        fed += 1;
-        if f.saturated() {
-            break;
-        }
-    }
+    let (_, _, fed) = feed_until_saturated(&pieces);
     // Start, block start, two copies, then the third copy's four lines.
     assert_eq!(fed, 2 + 2 * block.len() + 4);
     // A list whose items differ, and code that repeats a block twice, are an answer.
@@ -568,16 +575,7 @@ fn an_answer_looping_inside_one_line_is_cut_and_its_half_call_never_runs() {
         60,
     ));
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    let mut f = CallFilter::new(offered());
-    let mut out = Vec::new();
-    let mut fed = 0;
-    for event in text_events(&pieces) {
-        f.push(event, &mut out);
-        fed += 1;
-        if f.saturated() {
-            break;
-        }
-    }
+    let (mut f, mut out, fed) = feed_until_saturated(&pieces);
     assert!(
         f.saturated() && fed < pieces.len(),
         "cut after {fed} events"

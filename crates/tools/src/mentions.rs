@@ -221,18 +221,27 @@ impl Interceptor for PromptMentions {
     }
 }
 
-/// A pattern for the lines that define any of `words`: a key or name at the start of
-/// a line, indented one level at most, that is the word or has it as a part (`version`,
-/// `__version__`, `DATABASE_URL`, `requires-python`, `"version"`), then `=` or `:`. Asked
-/// to bump "the version", a common word in any project, the one line that sets it is
-/// what points somewhere. When even those are too many, the ones not indented are.
+/// A pattern for the lines that define any of `words`, indented one level at most: a
+/// key or name at the start of the line that is the word or has it as a part
+/// (`version`, `__version__`, `DATABASE_URL`, `requires-python`, `"version"`), then `=`
+/// or `:`; or a declaration of that name (`class Signer(object):`, `pub fn parse(`,
+/// `export const LIMIT =`). Asked to bump "the version", a common word in any project,
+/// the one line that sets it is what points somewhere; asked what the Signer class does,
+/// the line that declares it. When even those are too many, the ones not indented are.
 fn definition_pattern(words: &[String]) -> String {
     let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    let words = alternatives.join("|");
     format!(
-        r#"^[ \t]{{0,4}}["']?(?:[\w.-]*[_.-])?(?:{})(?:[_.-][\w.-]*)?["']?[ \t]*[:=](?:[^=\n]|$)"#,
-        alternatives.join("|")
+        r#"^[ \t]{{0,4}}(?:["']?(?:[\w.-]*[_.-])?(?:{words})(?:[_.-][\w.-]*)?["']?[ \t]*[:=](?:[^=\n]|$)|(?:{DECLARATION_PREFIX})*{DECLARATION_KEYWORD}[ \t]+(?:{words})\b)"#
     )
 }
+
+/// Words that may come before a declaration's keyword (`pub async fn`, `export default
+/// class`).
+const DECLARATION_PREFIX: &str = r"(?:export|default|pub(?:\([\w ]*\))?|async|static|public|private|protected|abstract|final|unsafe)[ \t]+";
+/// Keywords that declare a name, in the languages people mostly ask about.
+const DECLARATION_KEYWORD: &str =
+    r"(?:class|def|fn|struct|enum|trait|interface|function|func|type|const|let|var|mod|module)";
 
 /// A pattern for any of `words` as a whole word or a word of a snake_case name; the
 /// search and the sorting of its lines by word use the same one.
@@ -241,14 +250,42 @@ fn word_pattern(words: &[String]) -> String {
     format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives.join("|"))
 }
 
+/// Endings of file names people name in requests, lower-cased, without the dot.
+#[rustfmt::skip]
+const FILE_ENDINGS: &[&str] = &[
+    "py", "pyi", "ipynb", "txt", "md", "rst", "json", "jsonl", "toml", "yaml", "yml", "ini",
+    "cfg", "conf", "env", "csv", "tsv", "xml", "html", "htm", "css", "scss", "js", "mjs",
+    "cjs", "jsx", "ts", "tsx", "vue", "svelte", "rs", "go", "java", "kt", "kts", "scala",
+    "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "pl", "lua", "swift", "dart", "ex",
+    "exs", "erl", "hs", "ml", "r", "sh", "bash", "zsh", "fish", "ps1", "bat", "sql", "proto",
+    "lock", "log", "mk", "cmake", "gradle", "tf", "in", "pdf", "png", "jpg", "jpeg", "gif",
+    "svg", "webp", "zip", "gz", "tar", "whl", "bin", "so", "o", "a", "dll", "exe", "gguf",
+    "bak", "orig", "tmp", "dockerfile",
+];
+
+/// Whether a word written like a path is a name in code instead (`Session.send`,
+/// `os.path.join`): no `/`, no leading dot, and its last part is a name, not a file's
+/// ending. Its words are then searched for: asked "What does Session.send do?", a small
+/// model with no note answered that it does nothing.
+fn code_reference(word: &str) -> bool {
+    !word.contains('/')
+        && !word.starts_with('.')
+        && word.rsplit_once('.').is_some_and(|(stem, ending)| {
+            !stem.is_empty()
+                && ending.starts_with(char::is_alphabetic)
+                && !FILE_ENDINGS.contains(&ending.to_ascii_lowercase().as_str())
+        })
+}
+
 /// The words of `prompt` worth searching for, in order, each once: names and words of
 /// three letters or more that start with a letter, leaving out function words and the
-/// words that are part of a file's name (`settings.py`, `src/app`).
+/// words that are part of a file's name (`settings.py`, `src/app`); a name in code
+/// written with dots (`Session.send`) gives its words.
 pub(crate) fn distinctive_words(prompt: &str) -> Vec<String> {
     let mut seen = BTreeSet::new();
     prompt
         .split_whitespace()
-        .filter(|w| path_word(w).is_none())
+        .filter(|w| path_word(w).is_none_or(code_reference))
         .flat_map(|w| w.split(|c: char| !(c.is_alphanumeric() || c == '_')))
         .filter(|w| {
             w.chars().count() >= 3

@@ -26,6 +26,11 @@ fn distinctive_words_leave_out_function_words_file_names_and_numbers() {
         distinctive_words("It doesn't work: fix `is_even` in src/utils.py"),
         ["is_even"]
     );
+    // A name in code written with dots gives its words; a file's name does not.
+    assert_eq!(
+        distinctive_words("What does `Session.send()` do, and os.path.join in app.py, e.g. v1.2?"),
+        ["Session", "send", "path", "join"]
+    );
 }
 
 #[tokio::test]
@@ -180,6 +185,11 @@ fn a_definition_is_a_key_at_the_start_of_a_line_then_a_colon_or_equals() {
         "  \"python\": \"3.11\",",
         "PYTHON_VERSION=3.11",
         "tool.python.path = 1",
+        "class Python(object):",
+        "    def python(self):",
+        "pub(crate) async fn python() {",
+        "export const PYTHON = 1;",
+        "struct Python {",
     ] {
         assert!(pattern.is_match(line), "{line}");
     }
@@ -189,6 +199,10 @@ fn a_definition_is_a_key_at_the_start_of_a_line_then_a_colon_or_equals() {
         "        python = deep",
         "pythonic = yes",
         "use python: always",
+        "classify python",
+        "        def python(self):",
+        "class Pythonic:",
+        "return python(1)",
     ] {
         assert!(!pattern.is_match(line), "{line}");
     }
@@ -220,4 +234,36 @@ async fn a_word_on_more_lines_than_shown_in_few_files_points_nowhere() {
     let body: String = (0..20).map(|i| format!("the parser {i}\n")).collect();
     let (_dir, mentions) = workspace(&[("notes.md", &body)]);
     assert_eq!(mentions.note("What does the parser do?").await, None);
+}
+
+#[tokio::test]
+async fn a_common_name_points_to_the_line_that_declares_it() {
+    // As in itsdangerous 2.2.0: "signer" is on lines of many files, four of which look
+    // like definitions; one, not indented, declares the class.
+    let uses = "from .signer import Signer\n\n\ndef make(key):\n    return Signer(key)\n";
+    let (_dir, mentions) = workspace(&[
+        (
+            "src/pkg/signer.py",
+            "import hmac\n\n\nclass Signer:\n    pass\n",
+        ),
+        ("src/pkg/a.py", uses),
+        ("src/pkg/b.py", uses),
+        (
+            "src/pkg/serializer.py",
+            "class Serializer:\n    default_signer: type[Signer] = Signer\n",
+        ),
+        (
+            "src/pkg/timed.py",
+            "class TimestampSigner(Signer):\n    default_signer = TimestampSigner\n",
+        ),
+        (
+            "tests/test_signer.py",
+            "class TestSigner:\n    def signer(self):\n        pass\n",
+        ),
+    ]);
+    let note = mentions.note("What does the Signer do?").await.unwrap();
+    assert_eq!(
+        note,
+        format!("{NOTE_START} (Signer):\nsrc/pkg/signer.py:4:class Signer:]")
+    );
 }
