@@ -215,6 +215,12 @@ pub fn compaction_settings(resolved: &Resolved) -> CompactionSettings {
     settings.prune = c.prune.unwrap_or(true);
     settings.threshold = c.threshold.unwrap_or(settings.threshold);
     settings.auto_read_budget = c.auto_read_tokens.unwrap_or(settings.auto_read_budget);
+    // The session's bound on an answer bounds a summary too; its temperature applies when
+    // the same model writes it.
+    settings.summary_max_output_tokens = resolved.requested_max_output;
+    if settings.summary_model == resolved.model {
+        settings.summary_temperature = resolved.temperature;
+    }
     settings
 }
 
@@ -459,5 +465,10 @@ mod tests {
         );
         assert_eq!(settings.context_window, Some(8192));
         assert_eq!(settings.worker.max_output_tokens, Some(2048), "window / 4");
+        assert_eq!(
+            settings.compaction.summary_max_output_tokens,
+            Some(2048),
+            "a summary is an answer too"
+        );
     }
 }

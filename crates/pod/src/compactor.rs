@@ -48,6 +48,12 @@ pub struct CompactionSettings {
     pub summary_model: String,
     /// `compaction.auto_read_tokens`: budget for re-read files (0 turns auto-read off).
     pub auto_read_budget: usize,
+    /// The bound on a summary's length and its sampling temperature, as the session's own
+    /// requests have them (a local server's answers are bounded and a small model samples
+    /// greedily): unbounded, a 0.5B model wrote a 3,400-token summary for a 4,096-token
+    /// window, two minutes on two cores, for nothing.
+    pub summary_max_output_tokens: Option<u32>,
+    pub summary_temperature: Option<f32>,
 }
 
 impl CompactionSettings {
@@ -64,6 +70,8 @@ impl CompactionSettings {
             reserved_output,
             summary_model: summary_model.into(),
             auto_read_budget: AUTO_READ_BUDGET,
+            summary_max_output_tokens: None,
+            summary_temperature: None,
         }
     }
 

@@ -286,6 +286,32 @@ async fn auto_off_means_off_and_manual_still_works() {
 }
 
 #[tokio::test]
+async fn a_summary_is_bounded_and_sampled_as_the_session_s_answers_are() {
+    let server = MockServer::start().unwrap();
+    let h = long_history();
+    server.push(Turn::text(snapshot("s")));
+    check(
+        &compactor(&server, CompactionSettings::new("m", 1_000, 0)),
+        &h,
+        CompactionTrigger::Manual,
+    )
+    .await
+    .unwrap();
+    let mut settings = CompactionSettings::new("m", 1_000, 0);
+    settings.summary_max_output_tokens = Some(1024);
+    settings.summary_temperature = Some(0.0);
+    server.push(Turn::text(snapshot("s")));
+    check(&compactor(&server, settings), &h, CompactionTrigger::Manual)
+        .await
+        .unwrap();
+    let requests = server.requests();
+    let (free, bounded) = (&requests[0].body, &requests[1].body);
+    assert!(free.get("max_tokens").is_none() && free.get("temperature").is_none());
+    assert_eq!(bounded["max_tokens"], 1024);
+    assert_eq!(bounded["temperature"], 0.0);
+}
+
+#[tokio::test]
 async fn three_failed_automatic_attempts_pause_until_manual_or_model_change() {
     let server = MockServer::start().unwrap();
     let c = compactor(&server, CompactionSettings::new("m", 1_000, 0));
