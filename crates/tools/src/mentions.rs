@@ -229,8 +229,7 @@ impl Interceptor for PromptMentions {
 /// the one line that sets it is what points somewhere; asked what the Signer class does,
 /// the line that declares it. When even those are too many, the ones not indented are.
 fn definition_pattern(words: &[String]) -> String {
-    let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-    let words = alternatives.join("|");
+    let words = alternatives(words);
     format!(
         r#"^[ \t]{{0,4}}(?:["']?(?:[\w.-]*[_.-])?(?:{words})(?:[_.-][\w.-]*)?["']?[ \t]*[:=](?:[^=\n]|$)|(?:{DECLARATION_PREFIX})*{DECLARATION_KEYWORD}[ \t]+(?:{words})\b)"#
     )
@@ -246,8 +245,13 @@ const DECLARATION_KEYWORD: &str =
 /// A pattern for any of `words` as a whole word or a word of a snake_case name; the
 /// search and the sorting of its lines by word use the same one.
 fn word_pattern(words: &[String]) -> String {
-    let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-    format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives.join("|"))
+    format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives(words))
+}
+
+/// `words` as a regular expression's alternatives, each matched as written.
+fn alternatives(words: &[String]) -> String {
+    let escaped: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    escaped.join("|")
 }
 
 /// Endings of file names people name in requests, lower-cased, without the dot.
