@@ -60,8 +60,8 @@ impl Roots {
     ///
     /// They also copy the workspace's path with what follows it on the system prompt's
     /// line, `/home/ann/shop (linux, git branch main (clean))`, as a path (with `.txt`
-    /// after it, at times): missing, and the first root's path then ` (`, it means the
-    /// workspace itself.
+    /// after it, at times): missing, and the first root's path then ` (` with nothing
+    /// below it, it means the workspace itself.
     fn rooted_in_workspace(&self, p: &Path) -> Option<PathBuf> {
         if self.roots.iter().any(|r| p.starts_with(r)) || p.symlink_metadata().is_ok() {
             return None;
@@ -70,7 +70,12 @@ impl Roots {
             .to_str()
             .zip(self.root().to_str())
             .and_then(|(p, root)| p.strip_prefix(root))
-            .is_some_and(|rest| rest.starts_with(" ("));
+            .is_some_and(|rest| {
+                // The line's annotation, and at most a file ending after it: a path that
+                // goes on below it (`… (x)/../etc`) is read as written.
+                let tail = rest.rsplit_once(')').map_or(rest, |(_, tail)| tail);
+                rest.starts_with(" (") && !tail.contains('/')
+            });
         if annotated {
             return Some(self.root().to_path_buf());
         }
@@ -207,6 +212,11 @@ mod tests {
         let line = format!("{} (linux, git branch main (clean))", root.display());
         assert_eq!(roots.resolve(&line).unwrap(), root);
         assert_eq!(roots.resolve(&format!("{line}.txt")).unwrap(), root);
+        let branch = format!("{} (linux, git branch feature/x (clean))", root.display());
+        assert_eq!(roots.resolve(&branch).unwrap(), root);
+        // A path that goes on below the annotation is read as written (and is outside).
+        let below = format!("{line}/../../etc/passwd");
+        assert!(roots.resolve(&below).is_err());
         // A directory beside the workspace that really has such a name is itself.
         let beside = dir.path().canonicalize().unwrap().join("shop (copy)");
         std::fs::create_dir(&beside).unwrap();
