@@ -2,7 +2,7 @@
 # Everyday tasks against a real small model: saki's task suite (outside the fast CI path).
 #
 #   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
-#                        [--only task1,task2] [--codex PATH] [--server local|stock]
+#                        [--only task1,task2] [--codex PATH] [--server local|stock] [--git]
 #                        [-- SAKI_ARGS...]
 #
 # Runs the 52 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
@@ -28,6 +28,9 @@
 # slots sharing a unified KV cache of 4096 tokens) instead of with saki --local's settings
 # (one slot, 16384 tokens).
 #
+# --git makes each task's workspace a git repository with its files committed on branch
+# main, as a person's workspace most often is (saki's system prompt then names the branch).
+#
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
 # (`npm install @openai/codex` puts it in node_modules/.bin/codex).
@@ -45,7 +48,7 @@ MODE=check
 
 main() {
   local kinds="own,tagless" only="" halves="tune,held" via="base-url" codex="" server=local
-  local extra=()
+  local extra=() git=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -h | --help) usage; return 0 ;;
@@ -55,6 +58,7 @@ main() {
       --via) via="$2"; shift 2 ;;
       --codex) codex="$2"; via=codex; shift 2 ;;
       --server) server="$2"; shift 2 ;;
+      --git) git=(--git); shift ;;
       --) shift; extra=("$@"); break ;;
       *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -76,7 +80,7 @@ main() {
     --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
     --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
     --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" \
-    --codex "$codex" --server "$server" "${saki_args[@]}"
+    --codex "$codex" --server "$server" "${git[@]}" "${saki_args[@]}"
 }
 
 main "$@"; exit

@@ -64,7 +64,7 @@ def start_server(python, model, template, log, settings="local"):
     sys.exit("the server did not start within 180 s")
 
 
-def prepare(ws, files):
+def prepare(ws, files, git=False):
     shutil.rmtree(ws, ignore_errors=True)
     os.makedirs(ws)
     for name, body in files.items():
@@ -72,6 +72,14 @@ def prepare(ws, files):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(body)
+    if git:
+        # A person's workspace is most often a repository with its files committed: the
+        # system prompt then names the branch and whether the tree is clean.
+        git_env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                       GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+        for step in (["init", "-q", "-b", "main"], ["add", "-A"],
+                     ["commit", "-q", "--allow-empty", "-m", "init"]):
+            subprocess.run(["git"] + step, cwd=ws, env=git_env, check=True)
 
 
 # How saki reaches the server: a bare `--base-url` (saki finds out what serves it), the
@@ -108,9 +116,9 @@ def codex_command(codex, port, ws, prompt):
 
 
 def run_task(saki, port, ws, task, timeout, extra, events_dir=None, via="base-url",
-             model=None, codex=None):
+             model=None, codex=None, git=False):
     name, _half, files, prompt, check = task
-    prepare(ws, files)
+    prepare(ws, files, git)
     env = None
     if via == "codex":
         cmd, env = codex_command(codex, port, ws, prompt)
@@ -197,6 +205,8 @@ def main():
     ap.add_argument("--codex", default="", help="Codex CLI's binary, for --via codex")
     ap.add_argument("--saki-arg", action="append", default=[])
     ap.add_argument("--events", default="", help="a directory for each task's --json events")
+    ap.add_argument("--git", action="store_true",
+                    help="make each task's workspace a git repository with its files committed")
     args = ap.parse_args()
     halves = args.halves.split(",")
     tasks = [t for t in TASKS if (not args.only or t[0] in args.only.split(","))
@@ -218,7 +228,7 @@ def main():
                         os.makedirs(events_dir, exist_ok=True)
                     row = run_task(args.saki, port, args.workspace, task, args.timeout,
                                    args.saki_arg, events_dir, args.via, args.model,
-                                   args.codex)
+                                   args.codex, args.git)
                     row["half"] = task[1]
                     rows.append(row)
                     if task[1] == "tune":

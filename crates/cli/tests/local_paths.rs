@@ -365,6 +365,24 @@ fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit
     let requests = server.requests();
     assert_eq!(requests.len(), 10);
     assert!(requests[9].body.get("response_format").is_none());
+    let last = last_message(&requests[9].body);
+    assert!(last.ends_with("Do not repeat the request."), "{last}");
+
+    // A change made and then sent again is to be told, not explained: asked only for
+    // "the answer", a small model explained how to make the change it had made.
+    let bump = r#"{"name": "edit", "arguments": {"path": "settings.py", "old_string": "PORT = 1", "new_string": "PORT = 2"}}"#;
+    server.push(Turn::text(bump));
+    server.push(Turn::text(bump));
+    server.push(Turn::text("PORT is now 2 in settings.py."));
+    run(&e, &server, &[], "Set PORT to 2 in settings.py.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 13);
+    let last = last_message(&requests[12].body);
+    assert!(last.starts_with("Request: Set PORT to 2"), "{last}");
+    assert!(
+        last.ends_with("Do not explain how to make the change. Do not call tools."),
+        "{last}"
+    );
 }
 
 /// An answer that is only a note copied from a tool result is asked for again, once.
@@ -590,4 +608,30 @@ fn a_small_models_prompt_is_followed_by_where_its_words_occur() {
     run(&e, &server, &[], "What currency does the shop use?");
     let large = server.requests()[0].body["messages"].to_string();
     assert!(!large.contains("CURRENCY"), "{large}");
+}
+
+/// Asked to run the tests, a small model is told the command its project's manifest
+/// declares, not left to take one from a CI workflow its words were found in.
+#[test]
+fn a_small_models_prompt_to_run_the_tests_is_followed_by_the_projects_command() {
+    let e = env_with(&[
+        ("Cargo.toml", "[package]\nname = \"x\"\n"),
+        (
+            ".github/workflows/ci.yml",
+            "- run: cargo clippy --tests -- -Dclippy::pedantic\n",
+        ),
+    ]);
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("Run `cargo test`."));
+    run(&e, &server, &[], "Run the tests.");
+    let small = server.requests()[0].body["messages"].to_string();
+    assert!(
+        small.contains("[This project's tests run with `cargo test` (Cargo.toml).]"),
+        "{small}"
+    );
+    let server = llamacpp(7_615_616_512);
+    server.push(Turn::text("Run `cargo test`."));
+    run(&e, &server, &[], "Run the tests.");
+    let large = server.requests()[0].body["messages"].to_string();
+    assert!(!large.contains("This project's tests"), "{large}");
 }

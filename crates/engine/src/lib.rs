@@ -273,6 +273,9 @@ impl Engine {
             worker.add_interceptor(Arc::new(saki_tools::mentions::PromptMentions::new(
                 workspace.clone(),
             )));
+            worker.add_interceptor(Arc::new(
+                saki_tools::project_commands::ProjectCommands::new(workspace.clone()),
+            ));
             worker.add_interceptor(Arc::new(saki_tools::echo::NoteAnswer));
         }
         let mode = SharedMode::new(mode);

@@ -25,9 +25,10 @@ const ANSWER_INSTRUCTION: &str =
     "Using the tool results, write the answer to the request. Do not call tools. Do not \
      repeat the request.";
 
-/// Replaces `request`'s messages and tools with the folded form of `history`.
-pub fn fold_for_answer(request: &mut Request, history: &[Item]) {
-    fold(request, history, ANSWER_INSTRUCTION);
+/// Replaces `request`'s messages and tools with the folded form of `history`, ending in
+/// `instruction` or else the usual request for the answer.
+pub fn fold_for_answer(request: &mut Request, history: &[Item], instruction: Option<&str>) {
+    fold(request, history, instruction.unwrap_or(ANSWER_INSTRUCTION));
     request.tools.clear();
     request.tool_choice = ToolChoice::Auto;
 }
@@ -282,7 +283,7 @@ mod tests {
         assert_eq!(names, ["edit"]);
         assert!(call.response_schema.is_some());
 
-        fold_for_answer(&mut request, &history);
+        fold_for_answer(&mut request, &history, None);
         assert!(request.tools.is_empty());
         assert_eq!(request.tool_choice, ToolChoice::Auto);
         let roles: Vec<Role> = request.messages.iter().map(|m| m.role).collect();

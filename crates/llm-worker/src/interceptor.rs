@@ -56,6 +56,9 @@ pub struct OwnCall {
 pub enum LoopStopAction {
     /// The answer, in text (what every turn gets when no interceptor asks otherwise).
     Answer,
+    /// The answer, asked for with this instruction in place of the usual one (a turn
+    /// that made the change it was asked for is asked to say what it changed).
+    AnswerWith(String),
     /// Before the answer, once: one call of one of `tools`, asked for as `instruction`
     /// after the turn's request and tool results. Only with text-call recovery on (the
     /// call is asked for as structured output); a request offering none of `tools` asks

@@ -415,11 +415,19 @@ impl Worker {
             let mut asked_for_call = false;
             if let Some(reason) = guard.stop_reason().map(str::to_owned) {
                 // One call an interceptor asks for before the answer (a change the
-                // request asked for and the turn has not made), at the first stop only.
-                let last_call = if !loop_reported && self.config.tool_call_recovery {
-                    self.loop_stop_call().await
+                // request asked for and the turn has not made), or the words the answer
+                // is asked for in (a change made), at the first stop only.
+                let action = if !loop_reported && self.config.tool_call_recovery {
+                    self.loop_stop_action().await
                 } else {
-                    None
+                    LoopStopAction::Answer
+                };
+                let (last_call, answer_instruction) = match action {
+                    LoopStopAction::Call { tools, instruction } => {
+                        (Some((tools, instruction)), None)
+                    }
+                    LoopStopAction::AnswerWith(instruction) => (None, Some(instruction)),
+                    LoopStopAction::Answer => (None, None),
                 };
                 if !loop_reported {
                     loop_reported = true;
@@ -429,8 +437,12 @@ impl Worker {
                     // Said in history, where the model reads it (and a resumed session
                     // sees it): small models ignore a tool choice they cannot see.
                     // The request itself is repeated: a small model loses sight of it.
-                    self.commit(Item::system(match &last_call {
-                        Some((_, instruction)) => {
+                    let instruction = last_call
+                        .as_ref()
+                        .map(|(_, instruction)| instruction)
+                        .or(answer_instruction.as_ref());
+                    self.commit(Item::system(match instruction {
+                        Some(instruction) => {
                             format!("[{reason}. {instruction} The request: {asked}]")
                         }
                         None => format!(
@@ -446,7 +458,9 @@ impl Worker {
                 });
                 match (asked_for_call, self.config.tool_call_recovery) {
                     (true, _) => {}
-                    (false, true) => fold_for_answer(&mut request, &self.history),
+                    (false, true) => {
+                        fold_for_answer(&mut request, &self.history, answer_instruction.as_deref())
+                    }
                     (false, false) => request.tool_choice = ToolChoice::None,
                 }
                 // The answer is a short summary; a model that writes calls as text anyway
@@ -602,17 +616,16 @@ impl Worker {
         (asked_again, more)
     }
 
-    /// The tools and instruction of the call the first interceptor that asks for one wants
-    /// before a stopped turn's answer.
-    async fn loop_stop_call(&self) -> Option<(Vec<String>, String)> {
+    /// What the first interceptor that asks for more than the usual answer wants of a
+    /// stopped turn's last request.
+    async fn loop_stop_action(&self) -> LoopStopAction {
         for interceptor in &self.interceptors {
-            if let LoopStopAction::Call { tools, instruction } =
-                interceptor.on_loop_stop(&self.history).await
-            {
-                return Some((tools, instruction));
+            match interceptor.on_loop_stop(&self.history).await {
+                LoopStopAction::Answer => {}
+                other => return other,
             }
         }
-        None
+        LoopStopAction::Answer
     }
 
     /// Makes `call` as a batch of its own, recorded like a call of the model's, then says

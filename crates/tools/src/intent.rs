@@ -380,6 +380,14 @@ impl ChangeGuard {
 pub const CHANGE_INSTRUCTION: &str =
     "Using the tool results, make the change the request asks for now, with one edit call.";
 
+/// What a stopped turn that made the change it was asked for is asked for instead of the
+/// usual answer: asked only for "the answer", a small model that had bumped a version
+/// explained how to bump it, as if nothing were done. It asks what the results show, not
+/// that the request is done: the change made may not be the one asked for.
+pub const MADE_INSTRUCTION: &str = "Using the tool results, say in one or two sentences \
+     which files were changed and how. Do not explain how to make the change. Do not call \
+     tools.";
+
 /// Whether a call of a tool that changes files succeeded in `turn`.
 fn changed_files(turn: &[Item]) -> bool {
     turn.iter().any(|item| {
@@ -403,7 +411,8 @@ impl Interceptor for ChangeGuard {
     /// and then described the change instead of making it (asked to give an argument a
     /// default, it read the file twice and answered that the default was set). Its last
     /// request then asks for the change, with the request and what the tools returned in
-    /// one message, before it answers.
+    /// one message, before it answers. One that made a change is asked to say what it
+    /// changed ([`MADE_INSTRUCTION`]).
     async fn on_loop_stop(&self, history: &[Item]) -> LoopStopAction {
         let asked_change = self.read().is_some_and(|i| i.change);
         match current_turn(history) {
@@ -411,6 +420,7 @@ impl Interceptor for ChangeGuard {
                 tools: vec!["edit".to_owned()],
                 instruction: CHANGE_INSTRUCTION.to_owned(),
             },
+            Some(_) if asked_change => LoopStopAction::AnswerWith(MADE_INSTRUCTION.to_owned()),
             _ => LoopStopAction::Answer,
         }
     }

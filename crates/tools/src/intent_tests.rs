@@ -146,7 +146,7 @@ async fn the_guard_judges_each_turn_by_its_own_prompt() {
 }
 
 #[tokio::test]
-async fn a_stopped_turn_is_asked_for_the_change_only_when_one_was_asked_and_not_made() {
+async fn a_stopped_turn_is_asked_for_the_change_when_not_made_and_to_say_it_when_made() {
     let guard = ChangeGuard::new();
     let result = |name: &str, status| Item::ToolResult {
         name: name.into(),
@@ -173,8 +173,12 @@ async fn a_stopped_turn_is_asked_for_the_change_only_when_one_was_asked_and_not_
         guard.on_loop_stop(&failed).await,
         LoopStopAction::Call { .. }
     ));
+    // A change made is to be told, not explained.
     let edited = vec![change, result("edit", ToolResultStatus::Success)];
-    assert_eq!(guard.on_loop_stop(&edited).await, LoopStopAction::Answer);
+    assert_eq!(
+        guard.on_loop_stop(&edited).await,
+        LoopStopAction::AnswerWith(MADE_INSTRUCTION.to_owned())
+    );
     // A question is answered.
     let question = Item::user("What is PORT in app.ini?");
     guard.on_prompt_submit(&question).await;

@@ -21,6 +21,7 @@ pub mod listing;
 pub mod mcp_approval;
 pub mod mentions;
 pub mod plan;
+pub mod project_commands;
 pub mod sanitize;
 pub mod shell;
 pub mod shell_background;
