@@ -383,10 +383,10 @@ pub const CHANGE_INSTRUCTION: &str =
 /// What a stopped turn that made the change it was asked for is asked for instead of the
 /// usual answer: asked only for "the answer", a small model that had bumped a version
 /// explained how to bump it, as if nothing were done. It asks what the results show, not
-/// that the request is done: the change made may not be the one asked for.
-pub const MADE_INSTRUCTION: &str = "Using the tool results, say in one or two sentences \
-     which files were changed and how. Do not explain how to make the change. Do not call \
-     tools.";
+/// that the request is done (the change made may not be the one asked for), and about the
+/// edit, not "which files": asked that, the model listed every file of the prompt.
+pub const MADE_INSTRUCTION: &str = "Using the tool results, say in one sentence what the \
+     edit changed. Do not explain how to make the change. Do not call tools.";
 
 /// Whether a call of a tool that changes files succeeded in `turn`.
 fn changed_files(turn: &[Item]) -> bool {
