@@ -89,13 +89,13 @@ impl ProjectCommands {
         if purposes.is_empty() {
             return None;
         }
-        let root = self.workspace.root();
-        let fs = self.workspace.fs();
-        let entries = fs.list_dir(root).await.ok()?;
+        let workspace = &self.workspace;
+        let entries = workspace.fs().list_dir(workspace.root()).await.ok()?;
         let has = |name: &str| entries.iter().any(|e| e == name);
+        // Through the workspace's scope check: a manifest that is a link out of the
+        // workspace is not read (its scripts would go to the model).
         let read = |name: &'static str| async move {
-            let bytes = fs.read(&root.join(name), MANIFEST_MAX).await.ok()?;
-            String::from_utf8(bytes).ok()
+            Some(workspace.read_text(name, MANIFEST_MAX).await?.1)
         };
         let package_json = if has("package.json") {
             read("package.json").await

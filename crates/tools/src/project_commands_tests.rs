@@ -113,3 +113,13 @@ async fn loose_files_with_no_manifest_get_no_note() {
     );
     assert_eq!(commands.note("Make test_stack.py pass.").await, None);
 }
+
+#[tokio::test]
+async fn a_manifest_linked_from_outside_the_workspace_is_not_read() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("package.json");
+    std::fs::write(&secret, r#"{"scripts": {"test": "SECRET-TOKEN"}}"#).unwrap();
+    let (dir, commands) = project(&[], installed);
+    std::os::unix::fs::symlink(&secret, dir.path().join("package.json")).unwrap();
+    assert_eq!(commands.note("run the tests").await, None);
+}
