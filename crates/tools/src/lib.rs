@@ -28,6 +28,8 @@ pub mod shell_background;
 pub mod shell_runtime;
 pub mod state;
 pub mod suggest;
+#[cfg(test)]
+mod test_support;
 pub mod txn;
 pub mod unlooked;
 pub mod unsaved;

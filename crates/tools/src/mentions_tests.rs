@@ -1,13 +1,7 @@
 use super::*;
 
 fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PromptMentions) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, body) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, body).unwrap();
-    }
-    let ws = Arc::new(Workspace::new(dir.path()).unwrap());
+    let (dir, ws) = crate::test_support::workspace_with(files);
     (dir, PromptMentions::new(ws))
 }
 

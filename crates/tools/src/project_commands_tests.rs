@@ -1,13 +1,7 @@
 use super::*;
 
 fn project(files: &[(&str, &str)], pytest: fn() -> bool) -> (tempfile::TempDir, ProjectCommands) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, body) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, body).unwrap();
-    }
-    let ws = Arc::new(Workspace::new(dir.path()).unwrap());
+    let (dir, ws) = crate::test_support::workspace_with(files);
     let mut commands = ProjectCommands::new(ws);
     commands.pytest = pytest;
     (dir, commands)
