@@ -37,6 +37,9 @@ pub struct LoopGuard {
     records: Vec<Record>,
     /// Why the next request must not offer tool calls, once decided.
     stop: Option<String>,
+    /// The offered tools in their listed order, when a tour of them is to stop the turn
+    /// (see [`LoopGuard::stop_tours`]).
+    tour_order: Vec<String>,
 }
 
 /// `name` with its arguments in canonical form (object keys sorted).
@@ -106,6 +109,14 @@ impl LoopGuard {
         }
     }
 
+    /// Also stops a tour: three calls in a row of tools listed one after another
+    /// (`read_file`, `ls`, `glob`), in that order, sharing an argument. A small model
+    /// told which tools exist tried each in turn on the workspace's root, down to an
+    /// `edit` whose arguments were its field names.
+    pub fn stop_tours(&mut self, order: Vec<String>) {
+        self.tour_order = order;
+    }
+
     /// Decides that the next request must be answered in text, unless already decided.
     pub fn stop_with(&mut self, reason: String) {
         self.stop.get_or_insert(reason);
@@ -132,7 +143,42 @@ impl LoopGuard {
         if failed >= 2 {
             return Some(format!("the same failing `{name}` call was made twice"));
         }
-        (2..=3).find_map(|len| self.cycle(len))
+        (2..=3)
+            .find_map(|len| self.cycle(len))
+            .or_else(|| self.tour())
+    }
+
+    /// The last three calls are a tour of the listed tools (see [`Self::stop_tours`]).
+    fn tour(&self) -> Option<String> {
+        const LEN: usize = 3;
+        let n = self.records.len();
+        if self.tour_order.is_empty() || n < LEN {
+            return None;
+        }
+        let calls: Vec<(usize, Vec<String>)> = self.records[n - LEN..]
+            .iter()
+            .map(|r| {
+                let (name, arguments) = r.key.split_once(' ')?;
+                let place = self.tour_order.iter().position(|t| t == name)?;
+                Some((place, string_values(arguments)))
+            })
+            .collect::<Option<_>>()?;
+        let in_order = calls.windows(2).all(|w| w[1].0 == w[0].0 + 1);
+        let shared = calls[0]
+            .1
+            .iter()
+            .any(|v| calls[1..].iter().all(|(_, values)| values.contains(v)));
+        (in_order && shared).then(|| {
+            let names: Vec<&str> = calls
+                .iter()
+                .map(|(place, _)| self.tour_order[*place].as_str())
+                .collect();
+            format!(
+                "`{}` were called one after another, in the order they are listed, with the \
+                 same argument",
+                names.join("`, `")
+            )
+        })
     }
 
     /// The last `len` calls repeat the `len` before them, and are not all one call.
@@ -151,6 +197,20 @@ impl LoopGuard {
             2 => "the same two calls alternate (A-B-A-B)".to_owned(),
             _ => format!("the same {len} calls repeat in a cycle"),
         })
+    }
+}
+
+/// The string values of a call's arguments, at the top level.
+fn string_values(arguments: &str) -> Vec<String> {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(map)) => map
+            .into_values()
+            .filter_map(|v| match v {
+                Value::String(s) if !s.is_empty() => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -192,6 +252,46 @@ fn short(content: &str) -> String {
 mod tests {
     use super::*;
     use ToolResultStatus::{Error, Success};
+
+    #[test]
+    fn a_tour_of_the_listed_tools_on_one_argument_stops_the_turn() {
+        let order: Vec<String> = ["read_file", "ls", "glob", "grep", "shell"]
+            .map(String::from)
+            .to_vec();
+        let record = |g: &mut LoopGuard, name: &str, args: &str| {
+            g.record(call_key(name, args), Success, "x", true);
+        };
+        let mut g = LoopGuard::new();
+        g.stop_tours(order.clone());
+        record(&mut g, "read_file", r#"{"path": "/ws"}"#);
+        record(&mut g, "ls", r#"{"path": "/ws"}"#);
+        assert_eq!(g.stop_reason(), None);
+        record(&mut g, "glob", r#"{"pattern": "**/*.rs", "path": "/ws"}"#);
+        assert_eq!(
+            g.stop_reason(),
+            Some(
+                "`read_file`, `ls`, `glob` were called one after another, in the order they \
+                 are listed, with the same argument"
+            )
+        );
+        // Work: another order, or no argument in common, or not asked for.
+        for calls in [
+            [("ls", "src"), ("read_file", "src"), ("glob", "src")],
+            [("read_file", "a.py"), ("ls", "src"), ("glob", "src")],
+        ] {
+            let mut g = LoopGuard::new();
+            g.stop_tours(order.clone());
+            for (name, path) in calls {
+                record(&mut g, name, &format!(r#"{{"path": "{path}"}}"#));
+            }
+            assert_eq!(g.stop_reason(), None, "{calls:?}");
+        }
+        let mut g = LoopGuard::new();
+        for name in ["read_file", "ls", "glob"] {
+            record(&mut g, name, r#"{"path": "/ws"}"#);
+        }
+        assert_eq!(g.stop_reason(), None);
+    }
 
     #[test]
     fn keys_ignore_key_order_and_blanks() {

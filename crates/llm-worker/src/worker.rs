@@ -388,6 +388,10 @@ impl Worker {
         let mut usage = Usage::default();
         let mut requests = 0;
         let mut guard = LoopGuard::new();
+        if self.config.tool_call_recovery {
+            let tools = self.tools.snapshot();
+            guard.stop_tours(tools.names().into_iter().map(String::from).collect());
+        }
         let mut loop_reported = false;
         // One answer per turn that only calls a tool that does not exist is answered as
         // that failed call; a model that invents another after it is done.
