@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// `[lsp.NAME]` in config.toml.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -191,21 +191,7 @@ pub fn specs(
     specs.into_values().collect()
 }
 
-/// Whether `program` is a file on `path` (a `PATH` value), or a path to one.
-pub fn on_path(program: &str, path: Option<&str>) -> bool {
-    if program.contains('/') {
-        return Path::new(program).is_file();
-    }
-    path.unwrap_or_default()
-        .split(':')
-        .filter(|dir| !dir.is_empty())
-        .any(|dir| is_executable(&PathBuf::from(dir).join(program)))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
+pub use saki_sandbox::shell_env::on_path;
 
 #[cfg(test)]
 mod tests {

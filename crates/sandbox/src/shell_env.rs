@@ -19,6 +19,23 @@ use std::sync::OnceLock;
 mod values;
 pub use values::{redact, secret_value, REDACTED};
 
+/// Whether `program` is an executable file on `path` (a `PATH` value), or a path to a
+/// file: what a command that names it would find.
+pub fn on_path(program: &str, path: Option<&str>) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    path.unwrap_or_default()
+        .split(':')
+        .filter(|dir| !dir.is_empty())
+        .any(|dir| is_executable(&std::path::Path::new(dir).join(program)))
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// Variables kept by `inherit = "core"`, with every `LC_*` ([`is_core`]).
 const CORE: &[&str] = &[
     "HOME",

@@ -21,7 +21,6 @@
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{Interceptor, PromptAction};
 use saki_llm_worker::Item;
-use std::path::Path;
 use std::sync::Arc;
 
 /// The largest manifest read.
@@ -89,6 +88,22 @@ impl ProjectCommands {
         if purposes.is_empty() {
             return None;
         }
+        let manifest = self.manifest().await?;
+        let lines: Vec<String> = purposes
+            .into_iter()
+            .filter_map(|purpose| {
+                let (command, source) = manifest.command(purpose, self.pytest)?;
+                Some(format!(
+                    "This project's {} with `{command}` ({source}).",
+                    purpose.noun()
+                ))
+            })
+            .collect();
+        (!lines.is_empty()).then(|| format!("[{}]", lines.join(" ")))
+    }
+
+    /// The manifest at the workspace's root, reading only the file it needs.
+    async fn manifest(&self) -> Option<Manifest> {
         let workspace = &self.workspace;
         let entries = workspace.fs().list_dir(workspace.root()).await.ok()?;
         let has = |name: &str| entries.iter().any(|e| e == name);
@@ -97,24 +112,73 @@ impl ProjectCommands {
         let read = |name: &'static str| async move {
             Some(workspace.read_text(name, MANIFEST_MAX).await?.1)
         };
-        let package_json = if has("package.json") {
-            read("package.json").await
+        if let Some(&(file, test, build)) = TOOL_MANIFESTS.iter().find(|(file, ..)| has(file)) {
+            return Some(Manifest::Tool { file, test, build });
+        }
+        if has("package.json") {
+            return Some(Manifest::Npm(read("package.json").await?));
+        }
+        let pyproject = if has("pyproject.toml") {
+            read("pyproject.toml").await
         } else {
             None
         };
-        let python = PythonProject::of(&entries, read("pyproject.toml").await.as_deref());
-        let lines: Vec<String> = purposes
-            .into_iter()
-            .filter_map(|purpose| {
-                let (command, source) =
-                    command_for(purpose, &has, package_json.as_deref(), &python, self.pytest)?;
-                Some(format!(
-                    "This project's {} with `{command}` ({source}).",
-                    purpose.noun()
-                ))
-            })
-            .collect();
-        (!lines.is_empty()).then(|| format!("[{}]", lines.join(" ")))
+        Some(Manifest::Python(PythonProject::of(
+            &entries,
+            pyproject.as_deref(),
+        )))
+    }
+}
+
+/// Manifests whose build tool has its own commands: the file, the test command, the build
+/// command; the first found wins.
+const TOOL_MANIFESTS: &[(&str, &str, &str)] = &[
+    ("Cargo.toml", "cargo test", "cargo build"),
+    ("go.mod", "go test ./...", "go build ./..."),
+];
+
+/// What declares how the project is tested and built.
+enum Manifest {
+    Tool {
+        file: &'static str,
+        test: &'static str,
+        build: &'static str,
+    },
+    /// `package.json`'s text.
+    Npm(String),
+    Python(PythonProject),
+}
+
+impl Manifest {
+    /// The command for `purpose` and what declares it.
+    fn command(&self, purpose: Purpose, pytest: fn() -> bool) -> Option<(String, String)> {
+        match (self, purpose) {
+            (Manifest::Tool { file, test, .. }, Purpose::Test) => {
+                Some(((*test).into(), (*file).into()))
+            }
+            (Manifest::Tool { file, build, .. }, Purpose::Build) => {
+                Some(((*build).into(), (*file).into()))
+            }
+            (Manifest::Npm(package), _) => {
+                let (script, command) = match purpose {
+                    Purpose::Test => ("test", "npm test"),
+                    Purpose::Build => ("build", "npm run build"),
+                };
+                let body = npm_script(package, script)?;
+                Some((command.into(), format!("package.json: \"{body}\"")))
+            }
+            (Manifest::Python(python), Purpose::Test) => {
+                let mut source = python.manifest?.to_owned();
+                if !(python.has_tests || python.names_pytest) {
+                    return None;
+                }
+                if !pytest() {
+                    source.push_str("; pytest is not installed here");
+                }
+                Some(("python3 -m pytest".into(), source))
+            }
+            (Manifest::Python(_), Purpose::Build) => None,
+        }
     }
 }
 
@@ -132,7 +196,7 @@ impl Interceptor for ProjectCommands {
 }
 
 /// What the root says of a Python project's tests.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct PythonProject {
     /// The manifest that makes it one, if any.
     manifest: Option<&'static str>,
@@ -166,53 +230,6 @@ impl PythonProject {
     }
 }
 
-/// The command for `purpose` and the file that declares it.
-fn command_for(
-    purpose: Purpose,
-    has: &dyn Fn(&str) -> bool,
-    package_json: Option<&str>,
-    python: &PythonProject,
-    pytest: fn() -> bool,
-) -> Option<(String, String)> {
-    if has("Cargo.toml") {
-        let command = match purpose {
-            Purpose::Test => "cargo test",
-            Purpose::Build => "cargo build",
-        };
-        return Some((command.into(), "Cargo.toml".into()));
-    }
-    if has("go.mod") {
-        let command = match purpose {
-            Purpose::Test => "go test ./...",
-            Purpose::Build => "go build ./...",
-        };
-        return Some((command.into(), "go.mod".into()));
-    }
-    if let Some(package) = package_json {
-        let script = match purpose {
-            Purpose::Test => "test",
-            Purpose::Build => "build",
-        };
-        if let Some(body) = npm_script(package, script) {
-            let command = match purpose {
-                Purpose::Test => "npm test".to_owned(),
-                Purpose::Build => "npm run build".to_owned(),
-            };
-            return Some((command, format!("package.json: \"{body}\"")));
-        }
-        return None;
-    }
-    let manifest = python.manifest?;
-    if purpose == Purpose::Test && (python.has_tests || python.names_pytest) {
-        let mut source = manifest.to_owned();
-        if !pytest() {
-            source.push_str("; pytest is not installed here");
-        }
-        return Some(("python3 -m pytest".into(), source));
-    }
-    None
-}
-
 /// `package.json`'s script `name`, unless it is npm's placeholder that only fails.
 fn npm_script(package: &str, name: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(package).ok()?;
@@ -225,15 +242,8 @@ fn npm_script(package: &str, name: &str) -> Option<String> {
 /// Whether `pytest` is an executable file on `PATH` (where pip puts it, in a virtual
 /// environment too).
 fn pytest_on_path() -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| is_executable(&dir.join("pytest")))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let path = std::env::var("PATH").ok();
+    saki_sandbox::shell_env::on_path("pytest", path.as_deref())
 }
 
 #[cfg(test)]
