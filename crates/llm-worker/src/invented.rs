@@ -38,14 +38,16 @@ fn is_form_of(word: &str, verb: &str) -> bool {
             .any(|ending| word == format!("{verb}{ending}") || word == format!("{stem}{ending}"))
 }
 
-/// The sentence of `description` that uses `verb`, if one does.
+/// The sentence of `description` that uses `verb`, if one does. A name in it
+/// (`old_string`) is one word, not the words it is made of: `old_helpers.py`, a file a
+/// model called as a tool, does not start with a verb `edit` uses.
 fn sentence_with<'a>(description: &'a str, verb: &str) -> Option<&'a str> {
     description
         .split_inclusive(['.', ';'])
         .map(str::trim)
         .find(|sentence| {
             sentence
-                .split(|c: char| !c.is_alphanumeric())
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|w| is_form_of(w, verb))
         })
 }
@@ -120,6 +122,11 @@ mod tests {
     fn no_verb_a_short_one_or_one_several_tools_use_finds_nothing() {
         assert_eq!(meant("todo_comments"), None);
         assert_eq!(meant("get_version"), None);
+        assert_eq!(
+            meant("old_helpers.py"),
+            None,
+            "old_string is a name, not a verb"
+        );
         assert_eq!(meant("go"), None);
         assert_eq!(meant("file_info"), None, "several tools say file");
         assert_eq!(meant(""), None);

@@ -106,7 +106,10 @@ impl Roots {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Say "outside" rather than "missing" for paths that point outside anyway.
                 self.resolve_for_write(path)?;
-                Err(ScopeError::NotFound(path.to_owned()))
+                match meant(&abs).and_then(|p| p.canonicalize().ok()) {
+                    Some(real) => self.check(path, real),
+                    None => Err(ScopeError::NotFound(path.to_owned())),
+                }
             }
             Err(e) => Err(ScopeError::Io {
                 path: path.to_owned(),
@@ -166,6 +169,38 @@ impl Roots {
     }
 }
 
+/// The existing file a missing path was meant to name, when it is written in one of two
+/// ways models write a file they have seen:
+///
+/// - with a line after it, as grep and compilers print it: `settings.py:2`,
+///   `settings.py:2:DEBUG = True` (a small model copied a search's line as the path);
+/// - without the leading dot of a dotfile: `env` for `.env` (beside which the listing
+///   said `.env`), when nothing of that name exists.
+///
+/// Only for paths to read or change, never for a path to create: `write_file env` makes
+/// `env`. What it finds is checked against the scope like any other path.
+fn meant(abs: &Path) -> Option<PathBuf> {
+    let text = abs.to_str()?;
+    let with_line = text
+        .char_indices()
+        .filter(|&(_, c)| c == ':')
+        .find_map(|(i, _)| {
+            let (file, rest) = (&text[..i], &text[i + 1..]);
+            let line_number = rest.split(':').next()?;
+            let is_line =
+                !line_number.is_empty() && line_number.bytes().all(|b| b.is_ascii_digit());
+            (is_line && Path::new(file).is_file()).then(|| PathBuf::from(file))
+        });
+    with_line.or_else(|| {
+        let name = abs.file_name()?.to_str()?;
+        if name.starts_with('.') {
+            return None;
+        }
+        let dotted = abs.with_file_name(format!(".{name}"));
+        dotted.is_file().then_some(dotted)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +258,46 @@ mod tests {
         assert!(roots.resolve(beside.to_str().unwrap()).is_err());
         // A program reads it as written.
         assert!(roots.resolve_literal_for_write(&line).is_err());
+    }
+
+    #[test]
+    fn a_file_written_with_its_line_or_without_its_leading_dot_means_the_file() {
+        let (dir, roots) = shop();
+        let root = roots.root().to_path_buf();
+        std::fs::write(root.join("settings.py"), "DEBUG = True\n").unwrap();
+        std::fs::write(root.join(".env"), "URL=x\n").unwrap();
+        let settings = root.join("settings.py");
+        assert_eq!(roots.resolve("settings.py:1").unwrap(), settings);
+        assert_eq!(
+            roots.resolve("settings.py:1:DEBUG = True").unwrap(),
+            settings
+        );
+        let absolute = format!("{}:1:DEBUG", settings.display());
+        assert_eq!(roots.resolve(&absolute).unwrap(), settings);
+        assert_eq!(roots.resolve("env").unwrap(), root.join(".env"));
+        // Not a line number, or no such file: missing as written.
+        assert!(matches!(
+            roots.resolve("settings.py:x"),
+            Err(ScopeError::NotFound(_))
+        ));
+        assert!(matches!(
+            roots.resolve("other.py:1"),
+            Err(ScopeError::NotFound(_))
+        ));
+        assert!(matches!(
+            roots.resolve("docs:1"),
+            Err(ScopeError::NotFound(_))
+        ));
+        // A path to create is never read as another file.
+        assert_eq!(roots.resolve_for_write("env").unwrap(), root.join("env"));
+        // A file outside the workspace is outside, whatever is written after it.
+        let outside = dir.path().canonicalize().unwrap().join("secret.txt");
+        std::fs::write(&outside, "x").unwrap();
+        let past_root = format!("{}/../secret.txt:1", root.display());
+        assert!(matches!(
+            roots.resolve(&past_root),
+            Err(ScopeError::OutOfScope { .. })
+        ));
     }
 
     #[test]

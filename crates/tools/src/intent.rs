@@ -21,7 +21,7 @@
 //! happens only when no part of the prompt asks for one.
 
 use saki_llm_worker::interceptor::{
-    Interceptor, LoopStopAction, PromptAction, ToolAction, ToolCallInfo,
+    Interceptor, LoopStopAction, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo,
 };
 use saki_llm_worker::{Item, ToolResultStatus};
 use std::sync::Mutex;
@@ -35,6 +35,8 @@ pub struct Intent {
     pub removal: bool,
     /// Every sentence that asks for a change asks only to add something.
     pub additive: bool,
+    /// Every sentence that asks for a change asks only for something to be taken out.
+    pub subtractive: bool,
 }
 
 /// Stems of words that ask for a change. Generous on purpose: a false match only keeps
@@ -136,6 +138,11 @@ const REMOVAL_STEMS: &[&str] = &[
 /// Stems that ask only for something to be added.
 const ADDITION_STEMS: &[&str] = &["add", "append", "insert", "includ"];
 
+/// Stems that ask only for something to be taken out (not moved or renamed).
+const TAKING_STEMS: &[&str] = &[
+    "delet", "remov", "eras", "get rid", "drop", "purg", "discard", "prun", "take",
+];
+
 /// Stems of the parts of a file a removal may name instead of the file itself.
 const PART_STEMS: &[&str] = &[
     "line",
@@ -217,8 +224,10 @@ pub fn read_intent(prompt: &str) -> Intent {
         change: false,
         removal: false,
         additive: false,
+        subtractive: false,
     };
     let mut other_change = false;
+    let mut not_taking = false;
     for sentence in sentences(prompt) {
         if is_question(&sentence) || !mentions(&sentence, CHANGE_STEMS) {
             continue;
@@ -232,25 +241,36 @@ pub fn read_intent(prompt: &str) -> Intent {
         } else {
             other_change = true;
         }
+        if asks_only(&sentence, TAKING_STEMS) {
+            intent.subtractive = true;
+        } else {
+            not_taking = true;
+        }
     }
     intent.additive &= !other_change;
+    intent.subtractive &= !not_taking;
     intent
+}
+
+/// Whether the change words of `sentence` are all among `stems`.
+fn asks_only(sentence: &str, stems: &[&str]) -> bool {
+    let others: Vec<&str> = CHANGE_STEMS
+        .iter()
+        .filter(|stem| !stems.contains(stem))
+        .copied()
+        .collect();
+    mentions(sentence, stems) && !mentions(sentence, &others)
 }
 
 /// Whether the change `sentence` asks for is only an addition: an addition stem, no other
 /// change stem (any other word that may ask for a change makes it a change of any kind),
 /// and no number right after `add` ("add 1 to the version" is arithmetic).
 fn asks_only_to_add(sentence: &str) -> bool {
-    let others: Vec<&str> = CHANGE_STEMS
-        .iter()
-        .filter(|stem| !ADDITION_STEMS.contains(stem))
-        .copied()
-        .collect();
     let words = words(sentence);
     let arithmetic = words.windows(2).any(|w| {
         w[0].starts_with("add") && w[1].chars().next().is_some_and(|c| c.is_ascii_digit())
     });
-    mentions(sentence, ADDITION_STEMS) && !mentions(sentence, &others) && !arithmetic
+    asks_only(sentence, ADDITION_STEMS) && !arithmetic
 }
 
 /// Whether every character of `old` stays, in order, in `new`: `new` only adds to `old`
@@ -321,6 +341,9 @@ pub(crate) fn changes_files(name: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct ChangeGuard {
     intent: Mutex<Option<Intent>>,
+    /// The text of each file the turn read whole, by the path the model wrote: what a
+    /// `write_file` over it must keep when the request asks only to add.
+    read: Mutex<Vec<(String, String)>>,
 }
 
 impl ChangeGuard {
@@ -355,6 +378,47 @@ impl ChangeGuard {
         None
     }
 
+    /// The text the turn read of `path`, whole.
+    fn text_read(&self, path: &str) -> Option<String> {
+        let read = self.read.lock().ok()?;
+        read.iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, text)| text.clone())
+    }
+
+    /// Why a `write_file` with `input` may not run in a turn that asks for `intent`, over
+    /// a file the turn read: when the turn asks only to add and the new text drops some
+    /// of the file, or only to take out and the new text keeps all of it.
+    fn write_against_intent(&self, intent: Intent, input: &serde_json::Value) -> Option<String> {
+        if !intent.additive && !intent.subtractive {
+            return None;
+        }
+        let old = self.text_read(input.get("path")?.as_str()?)?;
+        let new = input.get("content")?.as_str()?;
+        let keeps_all = only_adds(old.trim_end(), new);
+        if intent.additive && !keeps_all {
+            return Some(
+                "the request asks to add, and this text leaves out some of what the file \
+                 holds. Write the file's whole text as it is, with the addition."
+                    .to_owned(),
+            );
+        }
+        (intent.subtractive && keeps_all).then(|| TAKES_NOTHING_OUT.to_owned())
+    }
+
+    /// Why an `edit` with `input` may not run in a turn that asks only for something to be
+    /// taken out, when the edit takes nothing out (asked to remove a line, a 0.5B model
+    /// appended `DEBUG = False` after `DEBUG = True`).
+    pub fn addition_in_removal(intent: Intent, input: &serde_json::Value) -> Option<String> {
+        if !intent.subtractive {
+            return None;
+        }
+        let old = input.get("old_string")?.as_str()?;
+        let new = input.get("new_string")?.as_str()?;
+        (old.is_empty() || only_adds(old, new)).then(|| TAKES_NOTHING_OUT.to_owned())
+    }
+
     /// Why an `edit` with `input` may not run in a turn that asks for `intent`, when the
     /// turn asks only to add and the edit takes text out.
     pub fn removal_in_addition(intent: Intent, input: &serde_json::Value) -> Option<String> {
@@ -375,10 +439,24 @@ impl ChangeGuard {
     }
 }
 
+/// The refusal of a change that takes nothing out, in a turn that asks only for
+/// something to be taken out.
+const TAKES_NOTHING_OUT: &str = "the request asks to take something out, and this change \
+     takes nothing out of the file. Put the lines to remove in old_string and leave them out \
+     of new_string.";
+
 /// What a stopped turn is asked for before its answer when its prompt asked for a change
 /// and none was made.
 pub const CHANGE_INSTRUCTION: &str =
     "Using the tool results, make the change the request asks for now, with one edit call.";
+
+/// Whether a `read_file` result shows a whole file: no page cut, not a directory's
+/// entries.
+fn whole_file(content: &str) -> bool {
+    let first = content.lines().next().unwrap_or("");
+    let directory = first.starts_with('[') && first.ends_with("its entries:]");
+    !directory && !content.contains("[...truncated")
+}
 
 /// What a stopped turn that made the change it was asked for is asked for instead of the
 /// usual answer: asked only for "the answer", a small model that had bumped a version
@@ -402,6 +480,9 @@ impl Interceptor for ChangeGuard {
         if let Item::User { text } = user {
             if let Ok(mut intent) = self.intent.lock() {
                 *intent = Some(read_intent(text));
+            }
+            if let Ok(mut read) = self.read.lock() {
+                read.clear();
             }
         }
         PromptAction::Continue
@@ -429,10 +510,11 @@ impl Interceptor for ChangeGuard {
         let intent = self.read();
         // No prompt read (a turn that started otherwise): nothing to judge by.
         let refusal = intent.and_then(|intent| {
-            Self::refusal(intent, &call.name).or_else(|| {
-                (call.name == "edit")
-                    .then(|| Self::removal_in_addition(intent, &call.input))
-                    .flatten()
+            Self::refusal(intent, &call.name).or_else(|| match call.name.as_str() {
+                "edit" => Self::removal_in_addition(intent, &call.input)
+                    .or_else(|| Self::addition_in_removal(intent, &call.input)),
+                "write_file" => self.write_against_intent(intent, &call.input),
+                _ => None,
             })
         });
         match refusal {
@@ -442,6 +524,36 @@ impl Interceptor for ChangeGuard {
             }
             None => ToolAction::Allow,
         }
+    }
+
+    async fn post_tool_call(&self, result: &ToolResultInfo) {
+        let from_start = result
+            .call
+            .input
+            .get("offset")
+            .and_then(serde_json::Value::as_u64)
+            .is_none_or(|offset| offset <= 1);
+        let path = result.call.input.get("path").and_then(|p| p.as_str());
+        if result.call.name != "read_file"
+            || result.status != ToolResultStatus::Success
+            || !from_start
+            || !whole_file(&result.content)
+        {
+            return;
+        }
+        if let (Some(path), Ok(mut read)) = (path, self.read.lock()) {
+            read.push((path.to_owned(), without_count_note(&result.content)));
+        }
+    }
+}
+
+/// A whole file's text as `read_file` showed it, without the count it adds at the end.
+fn without_count_note(content: &str) -> String {
+    match content.trim_end().rsplit_once('\n') {
+        Some((text, last)) if last.starts_with('[') && last.ends_with(" lines in all]") => {
+            format!("{text}\n")
+        }
+        _ => content.to_owned(),
     }
 }
 

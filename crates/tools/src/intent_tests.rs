@@ -251,3 +251,137 @@ async fn the_guard_refuses_an_edit_that_takes_text_out_of_an_addition() {
         serde_json::json!({"path": "requirements.txt", "old_string": "", "new_string": "pyyaml"});
     assert_eq!(guard.pre_tool_call(&edit).await, ToolAction::Allow);
 }
+
+fn with_input(name: &str, id: &str, input: serde_json::Value) -> ToolCallInfo {
+    ToolCallInfo {
+        name: name.into(),
+        arguments: input.to_string(),
+        input,
+        ctx: ToolExecutionContext {
+            call_id: id.into(),
+            batch_id: "b1".into(),
+            call_index: 0,
+        },
+    }
+}
+
+#[tokio::test]
+async fn a_write_that_drops_text_read_is_refused_when_the_request_only_adds() {
+    let guard = ChangeGuard::new();
+    guard
+        .on_prompt_submit(&Item::user("Add pyyaml to requirements.txt."))
+        .await;
+    let path = serde_json::json!({"path": "requirements.txt"});
+    guard
+        .post_tool_call(&ToolResultInfo {
+            call: with_input("read_file", "r1", path),
+            content: "flask==3.0.0\nrequests\n[2 lines in all]".into(),
+            status: ToolResultStatus::Success,
+        })
+        .await;
+    let write = |content: &str| {
+        with_input(
+            "write_file",
+            "w1",
+            serde_json::json!({"path": "requirements.txt", "content": content}),
+        )
+    };
+    let dropped = guard.pre_tool_call(&write("pyyaml\n")).await;
+    assert!(matches!(dropped, ToolAction::Deny(ref why) if why.contains("leaves out")));
+    let kept = guard
+        .pre_tool_call(&write("flask==3.0.0\nrequests\npyyaml\n"))
+        .await;
+    assert_eq!(kept, ToolAction::Allow);
+    // A file the turn did not read is not judged; nor is a request that changes.
+    let other = with_input(
+        "write_file",
+        "w2",
+        serde_json::json!({"path": "new.txt", "content": "x"}),
+    );
+    assert_eq!(guard.pre_tool_call(&other).await, ToolAction::Allow);
+    guard
+        .on_prompt_submit(&Item::user("Replace requirements.txt with pyyaml."))
+        .await;
+    assert_eq!(
+        guard.pre_tool_call(&write("pyyaml\n")).await,
+        ToolAction::Allow
+    );
+}
+
+#[test]
+fn a_prompt_that_asks_only_to_take_out_is_read_as_such() {
+    for prompt in [
+        "Remove the DEBUG line from settings.py.",
+        "We no longer use requests; take it out of requirements.txt.",
+        "Delete the unused import in app.py.",
+        "Drop the last row of data.csv.",
+    ] {
+        assert!(intent(prompt).subtractive, "{prompt}");
+    }
+    for prompt in [
+        "Remove flask and add pyyaml in requirements.txt.",
+        "Move parse to util.py.",
+        "Rename greet to welcome.",
+        "Replace the port with 80.",
+        "What does remove in list.py do?",
+        "Add pyyaml to requirements.txt.",
+    ] {
+        assert!(!intent(prompt).subtractive, "{prompt}");
+    }
+}
+
+#[tokio::test]
+async fn a_change_that_takes_nothing_out_is_refused_when_the_request_only_takes_out() {
+    let guard = ChangeGuard::new();
+    guard
+        .on_prompt_submit(&Item::user("Remove the DEBUG line from settings.py."))
+        .await;
+    let edit = |old: &str, new: &str| {
+        with_input(
+            "edit",
+            "e1",
+            serde_json::json!({"path": "settings.py", "old_string": old, "new_string": new}),
+        )
+    };
+    // Appended after the line it was to remove, or the line kept with more around it.
+    for (old, new) in [
+        ("", "DEBUG = False"),
+        ("DEBUG = True", "DEBUG = True\n# off"),
+    ] {
+        let refused = guard.pre_tool_call(&edit(old, new)).await;
+        assert!(
+            matches!(refused, ToolAction::Deny(ref why) if why.contains("takes nothing out")),
+            "{old:?} -> {new:?}: {refused:?}"
+        );
+    }
+    assert_eq!(
+        guard.pre_tool_call(&edit("DEBUG = True\n", "")).await,
+        ToolAction::Allow
+    );
+    // A whole text written over a file read must leave something out too.
+    let path = serde_json::json!({"path": "settings.py"});
+    guard
+        .post_tool_call(&ToolResultInfo {
+            call: with_input("read_file", "r1", path),
+            content: "NAME = 'shop'\nDEBUG = True\n[2 lines in all]".into(),
+            status: ToolResultStatus::Success,
+        })
+        .await;
+    let write = |content: &str| {
+        with_input(
+            "write_file",
+            "w1",
+            serde_json::json!({"path": "settings.py", "content": content}),
+        )
+    };
+    assert!(matches!(
+        guard
+            .pre_tool_call(&write("NAME = 'shop'\nDEBUG = True\nDEBUG = False\n"))
+            .await,
+        ToolAction::Deny(_)
+    ));
+    assert_eq!(
+        guard.pre_tool_call(&write("NAME = 'shop'\n")).await,
+        ToolAction::Allow
+    );
+}
