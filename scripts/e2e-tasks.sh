@@ -3,7 +3,7 @@
 #
 #   scripts/e2e-tasks.sh [--kinds own,tagless] [--halves tune,held] [--via base-url|llamacpp|local]
 #                        [--only task1,task2] [--codex PATH] [--server local|stock] [--git]
-#                        [-- SAKI_ARGS...]
+#                        [--events DIR] [-- SAKI_ARGS...]
 #
 # Runs the 52 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
 # checked by running the code, several files and formats, trees a level or two deep), split into a tuning half and
@@ -31,6 +31,9 @@
 # --git makes each task's workspace a git repository with its files committed on branch
 # main, as a person's workspace most often is (saki's system prompt then names the branch).
 #
+# --events DIR keeps each tuning task's `saki exec --json` events in DIR/KIND/TASK.jsonl
+# (the held-out half's are never kept).
+#
 # --codex PATH runs Codex CLI (`codex exec --json`, approval never, its workspace-write
 # sandbox) instead of saki, on the same server over its Responses API, for comparison
 # (`npm install @openai/codex` puts it in node_modules/.bin/codex).
@@ -48,7 +51,7 @@ MODE=check
 
 main() {
   local kinds="own,tagless" only="" halves="tune,held" via="base-url" codex="" server=local
-  local extra=() git=()
+  local extra=() git=() events=()
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -h | --help) usage; return 0 ;;
@@ -59,6 +62,7 @@ main() {
       --codex) codex="$2"; via=codex; shift 2 ;;
       --server) server="$2"; shift 2 ;;
       --git) git=(--git); shift ;;
+      --events) events=(--events "$2"); shift 2 ;;
       --) shift; extra=("$@"); break ;;
       *) usage >&2; die "unknown option: $1" ;;
     esac
@@ -80,7 +84,7 @@ main() {
     --python "$python" --tagless-template "$REPO/scripts/e2e/qwen-tools.jinja" \
     --workspace "$CACHE/tasks-workspace" --results "$CACHE/tasks-results.json" \
     --kinds "$kinds" --only "$only" --halves "$halves" --via "$via" \
-    --codex "$codex" --server "$server" "${git[@]}" "${saki_args[@]}"
+    --codex "$codex" --server "$server" "${git[@]}" "${events[@]}" "${saki_args[@]}"
 }
 
 main "$@"; exit

@@ -106,16 +106,25 @@ impl Roots {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Say "outside" rather than "missing" for paths that point outside anyway.
                 self.resolve_for_write(path)?;
-                match meant(&abs).and_then(|p| p.canonicalize().ok()) {
-                    Some(real) => self.check(path, real),
-                    None => Err(ScopeError::NotFound(path.to_owned())),
-                }
+                Err(ScopeError::NotFound(path.to_owned()))
             }
             Err(e) => Err(ScopeError::Io {
                 path: path.to_owned(),
                 message: e.to_string(),
             }),
         }
+    }
+
+    /// The existing file a missing `path` was meant to name, as an absolute path to
+    /// resolve (and so to scope-check) like any other; see [`meant`]. Only for a path to
+    /// read: whatever judges a change (approval, undo, the speculation overlay) resolves
+    /// the path as written, so a change goes only where it says.
+    pub fn meant(&self, path: &str) -> Option<String> {
+        let abs = self.absolute(path);
+        if abs.symlink_metadata().is_ok() {
+            return None;
+        }
+        meant(&abs).and_then(|p| p.to_str().map(str::to_owned))
     }
 
     /// Resolves a path that may not exist yet: its deepest existing ancestor is
@@ -177,8 +186,8 @@ impl Roots {
 /// - without the leading dot of a dotfile: `env` for `.env` (beside which the listing
 ///   said `.env`), when nothing of that name exists.
 ///
-/// Only for paths to read or change, never for a path to create: `write_file env` makes
-/// `env`. What it finds is checked against the scope like any other path.
+/// Only for paths to read, never for a path to create or change. What it finds is
+/// checked against the scope like any other path.
 fn meant(abs: &Path) -> Option<PathBuf> {
     let text = abs.to_str()?;
     let with_line = text
@@ -267,35 +276,28 @@ mod tests {
         std::fs::write(root.join("settings.py"), "DEBUG = True\n").unwrap();
         std::fs::write(root.join(".env"), "URL=x\n").unwrap();
         let settings = root.join("settings.py");
-        assert_eq!(roots.resolve("settings.py:1").unwrap(), settings);
-        assert_eq!(
-            roots.resolve("settings.py:1:DEBUG = True").unwrap(),
-            settings
-        );
+        // The path to resolve, and its resolution, scope-checked as usual.
+        let read = |path: &str| roots.resolve(&roots.meant(path)?).ok();
+        assert_eq!(read("settings.py:1"), Some(settings.clone()));
+        assert_eq!(read("settings.py:1:DEBUG = True"), Some(settings.clone()));
         let absolute = format!("{}:1:DEBUG", settings.display());
-        assert_eq!(roots.resolve(&absolute).unwrap(), settings);
-        assert_eq!(roots.resolve("env").unwrap(), root.join(".env"));
-        // Not a line number, or no such file: missing as written.
-        assert!(matches!(
-            roots.resolve("settings.py:x"),
-            Err(ScopeError::NotFound(_))
-        ));
-        assert!(matches!(
-            roots.resolve("other.py:1"),
-            Err(ScopeError::NotFound(_))
-        ));
-        assert!(matches!(
-            roots.resolve("docs:1"),
-            Err(ScopeError::NotFound(_))
-        ));
-        // A path to create is never read as another file.
+        assert_eq!(read(&absolute), Some(settings.clone()));
+        assert_eq!(read("env"), Some(root.join(".env")));
+        // Not a line number, no such file, or a path that exists: nothing else meant.
+        assert_eq!(roots.meant("settings.py:x"), None);
+        assert_eq!(roots.meant("other.py:1"), None);
+        assert_eq!(roots.meant("docs:1"), None);
+        assert_eq!(roots.meant("settings.py"), None);
+        // A path as written is resolved as written, for a change above all.
+        assert!(matches!(roots.resolve("env"), Err(ScopeError::NotFound(_))));
         assert_eq!(roots.resolve_for_write("env").unwrap(), root.join("env"));
         // A file outside the workspace is outside, whatever is written after it.
         let outside = dir.path().canonicalize().unwrap().join("secret.txt");
         std::fs::write(&outside, "x").unwrap();
         let past_root = format!("{}/../secret.txt:1", root.display());
+        let meant = roots.meant(&past_root).unwrap();
         assert!(matches!(
-            roots.resolve(&past_root),
+            roots.resolve(&meant),
             Err(ScopeError::OutOfScope { .. })
         ));
     }

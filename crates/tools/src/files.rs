@@ -55,7 +55,7 @@ impl Tool for ReadFile {
         let args: ReadArgs = parse_args(input)?;
         let path = self
             .0
-            .resolve(&args.path)
+            .resolve_to_read(&args.path)
             .map_err(|e| scope_failure(&self.0, &args.path, e))?;
         let fs = self.0.fs();
         if is_dir(fs, &path).await {

@@ -101,6 +101,19 @@ impl Workspace {
         self.fs.resolve(&self.roots, path)
     }
 
+    /// [`Self::resolve`] for a path to read: a missing path written as a file with a line
+    /// after it (`settings.py:2:DEBUG = True`) or without a dotfile's dot (`env`) is that
+    /// file (see [`Roots::meant`]). Never for a change, which goes where it says.
+    pub fn resolve_to_read(&self, path: &str) -> Result<std::path::PathBuf, ScopeError> {
+        match self.resolve(path) {
+            Err(ScopeError::NotFound(missing)) => match self.roots.meant(path) {
+                Some(meant) => self.resolve(&meant),
+                None => Err(ScopeError::NotFound(missing)),
+            },
+            other => other,
+        }
+    }
+
     /// The file `path` (as a model wrote it) names, and its text, if it is in scope, text,
     /// and at most `max` bytes.
     pub async fn read_text(&self, path: &str, max: u64) -> Option<(std::path::PathBuf, String)> {

@@ -137,6 +137,32 @@ async fn read_file_forgives_what_small_models_get_wrong() {
 }
 
 #[tokio::test]
+async fn a_file_to_read_may_be_written_with_its_line_or_without_its_dot_but_not_one_to_change() {
+    let f = fixture();
+    std::fs::write(f.ws().join(".envrc"), "export A=1\n").unwrap();
+    let out = f
+        .call("read_file", json!({"path": "src/main.rs:2:    println!"}))
+        .await
+        .unwrap();
+    assert!(out.starts_with("fn main()"), "{out}");
+    let out = f.call("read_file", json!({"path": "envrc"})).await.unwrap();
+    assert!(out.starts_with("export A=1"), "{out}");
+    // A change goes where its path says: approval, undo and the overlay judge that path.
+    let err = f
+        .call(
+            "edit",
+            json!({"path": "envrc", "old_string": "A=1", "new_string": "A=2"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("does not exist"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws().join(".envrc")).unwrap(),
+        "export A=1\n"
+    );
+}
+
+#[tokio::test]
 async fn special_files_are_refused_without_blocking() {
     let f = fixture();
     let fifo = f.ws().join("pipe");
