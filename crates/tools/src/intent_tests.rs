@@ -34,7 +34,7 @@ fn requests_for_a_change_are_read_as_such_also_inside_a_question() {
         "Append the line '- buy milk' to TODO.md.",
         "Create a file hello.txt containing the text: hello world",
         "Why does the test fail? Make it pass.",
-        "We no longer use requests; take it out of requirements.txt.",
+        "We stopped using the cache; take it out of config.toml.",
         "Scale the api to 5 replicas in deploy.yaml.",
         "Bump the version to 0.4.0",
         "In run.sh, comment out the rm line.",
@@ -312,7 +312,7 @@ async fn a_write_that_drops_text_read_is_refused_when_the_request_only_adds() {
 fn a_prompt_that_asks_only_to_take_out_is_read_as_such() {
     for prompt in [
         "Remove the DEBUG line from settings.py.",
-        "We no longer use requests; take it out of requirements.txt.",
+        "We stopped using the cache; take it out of config.toml.",
         "Delete the unused import in app.py.",
         "Drop the last row of data.csv.",
     ] {
