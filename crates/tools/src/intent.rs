@@ -542,18 +542,12 @@ impl Interceptor for ChangeGuard {
             return;
         }
         if let (Some(path), Ok(mut read)) = (path, self.read.lock()) {
-            read.push((path.to_owned(), without_count_note(&result.content)));
+            // Without the notes read_file adds (`[3 lines in all]`), as the echo check reads them.
+            read.push((
+                path.to_owned(),
+                crate::echo::without_notes(&result.content, ""),
+            ));
         }
-    }
-}
-
-/// A whole file's text as `read_file` showed it, without the count it adds at the end.
-fn without_count_note(content: &str) -> String {
-    match content.trim_end().rsplit_once('\n') {
-        Some((text, last)) if last.starts_with('[') && last.ends_with(" lines in all]") => {
-            format!("{text}\n")
-        }
-        _ => content.to_owned(),
     }
 }
 

@@ -101,16 +101,11 @@ fn only_file_changes_are_refused_and_only_when_unasked() {
 }
 
 fn call(name: &str) -> ToolCallInfo {
-    ToolCallInfo {
-        name: name.into(),
-        arguments: r#"{"path":"calc.py","content":"x"}"#.into(),
-        input: serde_json::json!({"path": "calc.py", "content": "x"}),
-        ctx: ToolExecutionContext {
-            call_id: "c1".into(),
-            batch_id: "b1".into(),
-            call_index: 0,
-        },
-    }
+    with_input(
+        name,
+        "c1",
+        serde_json::json!({"path": "calc.py", "content": "x"}),
+    )
 }
 
 #[tokio::test]
