@@ -313,3 +313,32 @@ mod tests {
         assert!(roots.resolve_literal_for_write("docs/new.md").is_ok());
     }
 }
+
+#[cfg(test)]
+mod hostile_tests {
+    use super::*;
+
+    #[test]
+    fn hostile_spellings_of_a_line_or_a_dot_lead_nowhere_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join(".link")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("etc")).unwrap();
+        let roots = Roots::new(&root).unwrap();
+        for path in [
+            "/etc/passwd:1",
+            "../../../../etc/passwd:1:x",
+            "link",
+            "etc/passwd:1",
+            "/proc/self/environ:1",
+            "etc/../../../etc/passwd:2",
+        ] {
+            let resolved = roots.meant(path).map(|m| roots.resolve(&m));
+            assert!(
+                !matches!(resolved, Some(Ok(_))),
+                "{path} resolved to {resolved:?}"
+            );
+        }
+    }
+}
