@@ -81,6 +81,10 @@ pub struct ProviderConfig {
     /// the local servers `llamacpp` and `ollama`, whose small models pick worse from a
     /// longer list and read every schema token slowly).
     pub lean_tools: Option<bool>,
+    /// Where small local models run, make their `edit` and `write_file` of a small file
+    /// from the file's whole new text, asked for apart (default: on; see
+    /// `docs/small-models.md`).
+    pub rewrite_edits: Option<bool>,
 }
 
 /// `first_tool_call = "required" | "auto"`.
@@ -125,6 +129,8 @@ pub struct ModelConfig {
     pub first_tool_call: Option<FirstToolCall>,
     /// Wins over the provider's `lean_tools`.
     pub lean_tools: Option<bool>,
+    /// Wins over the provider's `rewrite_edits`.
+    pub rewrite_edits: Option<bool>,
     /// Sampling temperature sent with every request (default: the provider's own).
     pub temperature: Option<f32>,
     /// The model reads images (default: what a local server reports, else the built-in
@@ -374,6 +380,7 @@ impl FileConfig {
             slot.tool_calling = m.tool_calling.or(slot.tool_calling);
             slot.first_tool_call = m.first_tool_call.or(slot.first_tool_call);
             slot.lean_tools = m.lean_tools.or(slot.lean_tools);
+            slot.rewrite_edits = m.rewrite_edits.or(slot.rewrite_edits);
             slot.temperature = m.temperature.or(slot.temperature);
             slot.vision = m.vision.or(slot.vision);
             slot.pricing = m.pricing.or(slot.pricing);
@@ -410,6 +417,7 @@ fn overlay_provider(slot: &mut ProviderConfig, p: ProviderConfig) {
     slot.tool_calling = p.tool_calling.or(slot.tool_calling);
     slot.first_tool_call = p.first_tool_call.or(slot.first_tool_call);
     slot.lean_tools = p.lean_tools.or(slot.lean_tools);
+    slot.rewrite_edits = p.rewrite_edits.or(slot.rewrite_edits);
 }
 
 pub const BUILTIN_PROVIDERS: [&str; 6] = [

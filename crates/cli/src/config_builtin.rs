@@ -18,6 +18,7 @@ pub(super) fn builtin(name: &str) -> Option<ProviderConfig> {
             tool_calling: None,
             first_tool_call: None,
             lean_tools: None,
+            rewrite_edits: None,
         }
     };
     Some(match name {
@@ -100,6 +101,7 @@ pub fn builtin_model(model: &str) -> ModelConfig {
         tool_calling: None,
         first_tool_call: None,
         lean_tools: None,
+        rewrite_edits: None,
         temperature: None,
         vision: None,
         pricing: None,

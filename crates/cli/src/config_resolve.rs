@@ -91,6 +91,8 @@ pub struct Resolved {
     /// `lean_tools` came from config, not from the provider's name: what a local server
     /// says about itself does not change it (`setup::apply_server_facts`).
     pub lean_tools_set: bool,
+    /// `rewrite_edits` (model over provider; default on where small models run).
+    pub rewrite_edits: bool,
     /// `[models.NAME] temperature`.
     pub temperature: Option<f32>,
     /// `[models.NAME] vision`, when set (see `crate::vision`).
@@ -382,6 +384,12 @@ pub fn resolve(
             .and_then(|m| m.lean_tools)
             .or(provider.lean_tools)
             .is_some(),
+        rewrite_edits: file
+            .models
+            .get(&model_name)
+            .and_then(|m| m.rewrite_edits)
+            .or(provider.rewrite_edits)
+            .unwrap_or(true),
     })
 }
 

@@ -237,6 +237,7 @@ pub fn engine_settings(resolved: &Resolved, args: &ProviderArgs, max_turns: u32)
     worker.temperature = resolved.temperature;
     worker.vision = crate::vision::reads_images(resolved);
     worker.guard_unasked_changes = resolved.small_local_model();
+    worker.rewrite_edits = resolved.rewrite_edits;
     Settings {
         provider: resolved.provider.clone(),
         worker,

@@ -263,6 +263,12 @@ impl Engine {
         // Before approvals: a change the prompt did not ask for is refused, not put to
         // the person.
         if settings.worker.guard_unasked_changes {
+            // First: the change guard and approval judge the call as it will run.
+            if settings.worker.rewrite_edits {
+                worker.add_interceptor(Arc::new(rewrite_edits(
+                    &settings, &worker, &workspace, &spent,
+                )));
+            }
             worker.add_interceptor(Arc::new(saki_tools::intent::ChangeGuard::new()));
             worker.add_interceptor(Arc::new(saki_tools::unsaved::UnsavedAnswer::new(
                 workspace.clone(),
@@ -609,4 +615,21 @@ fn compactor(
         .with_hooks(hooks.clone())
         .with_fs(FsView::new(workspace.clone()))
         .with_background_usage(spent.clone())
+}
+
+/// The rewrite of a small model's changes (see `saki_tools::rewrite`), asked of the
+/// session's own model with its sampling and answer bound.
+fn rewrite_edits(
+    settings: &Settings,
+    worker: &Worker,
+    workspace: &Arc<Workspace>,
+    spent: &BackgroundUsage,
+) -> saki_tools::rewrite::RewriteEdits {
+    let model = saki_tools::rewrite::RewriteModel {
+        client: worker.client().clone(),
+        model: settings.worker.model.clone(),
+        temperature: settings.worker.temperature,
+        max_output_tokens: settings.worker.max_output_tokens.unwrap_or(4096),
+    };
+    saki_tools::rewrite::RewriteEdits::new(workspace.clone(), model).with_usage(spent.clone())
 }

@@ -1,5 +1,5 @@
 //! Tokens spent on background work, apart from the main turns: suggestions, speculations,
-//! pipelined suggestions and compaction summaries. Reading ahead doubles some requests'
+//! pipelined suggestions, compaction summaries and a small model's file rewrites. Reading ahead doubles some requests'
 //! cost; a person should see what it spends. One [`BackgroundUsage`] per session is shared
 //! (clones share it) by everything that sends such requests; front ends report what
 //! accrued since their last report (`--json`: `background_usage` on `turn.completed`) and
@@ -49,6 +49,8 @@ pub enum BackgroundKind {
     Speculation,
     PipelinedSuggestion,
     Compaction,
+    /// A small model asked for a file's whole new text in place of its `edit`.
+    Rewrite,
 }
 
 /// Background tokens by kind.
@@ -58,6 +60,7 @@ pub struct BackgroundBreakdown {
     pub speculation: TokenCount,
     pub pipelined_suggestion: TokenCount,
     pub compaction: TokenCount,
+    pub rewrite: TokenCount,
 }
 
 impl BackgroundBreakdown {
@@ -67,6 +70,7 @@ impl BackgroundBreakdown {
             BackgroundKind::Speculation => &mut self.speculation,
             BackgroundKind::PipelinedSuggestion => &mut self.pipelined_suggestion,
             BackgroundKind::Compaction => &mut self.compaction,
+            BackgroundKind::Rewrite => &mut self.rewrite,
         }
     }
 
@@ -77,6 +81,7 @@ impl BackgroundBreakdown {
             &self.speculation,
             &self.pipelined_suggestion,
             &self.compaction,
+            &self.rewrite,
         ] {
             total.add(part);
         }

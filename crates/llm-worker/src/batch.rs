@@ -51,6 +51,8 @@ impl Worker {
         // A call identical to an earlier one of this batch takes that one's result: run
         // twice in parallel, an append would append twice.
         let mut same_as: Vec<Option<usize>> = vec![None; calls.len()];
+        // What an interceptor that replaced a call's arguments says first in its result.
+        let mut notes: Vec<Option<String>> = vec![None; calls.len()];
         let mut keys: Vec<String> = calls
             .iter()
             .map(|c| call_key(&c.name, &c.arguments))
@@ -92,7 +94,8 @@ impl Worker {
                 }
                 continue;
             }
-            let info = ToolCallInfo {
+            let mut checked = checked;
+            let mut info = ToolCallInfo {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
                 input: checked.input.clone(),
@@ -119,6 +122,20 @@ impl Worker {
                         break;
                     }
                     Some(ToolAction::Allow) => {}
+                    Some(ToolAction::Replace { arguments, note }) => {
+                        match tools.check_arguments(&call.name, &arguments) {
+                            Ok(replaced) => {
+                                info.arguments = arguments;
+                                info.input = replaced.input.clone();
+                                checked = replaced;
+                                notes[i] = Some(note);
+                            }
+                            // An interceptor's own arguments that do not fit the tool:
+                            // the model's call goes on as it was.
+                            Err(e) => tracing::warn!(tool = %call.name, error = %e,
+                                "replaced arguments do not fit the tool; kept the model's"),
+                        }
+                    }
                 }
             }
             if cancelled || stopped.is_some() {
@@ -204,6 +221,9 @@ impl Worker {
             });
             if let Some(checked) = &checks[i] {
                 content = checked.annotate(content);
+            }
+            if let Some(note) = notes[i].take() {
+                content = format!("{note}\n{content}");
             }
             let read_only = tools.get(&call.name).is_some_and(|t| t.read_only());
             guard.record(keys[i].clone(), status, &content, read_only);

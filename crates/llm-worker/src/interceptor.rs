@@ -21,6 +21,13 @@ pub enum ToolAction {
     /// the batch runs; each gets a `Skipped` result naming the reason, and the turn ends
     /// with [`crate::TurnStatus::Stopped`].
     Stop(String),
+    /// Run the call with these arguments instead of the model's (the same tool): the
+    /// interceptors after this one, approval included, judge the new arguments, and
+    /// `note` starts the call's result, so the model and the person see what ran.
+    Replace {
+        arguments: String,
+        note: String,
+    },
 }
 
 /// How the call id of a call saki made itself ([`TurnEndAction::Call`]) starts.

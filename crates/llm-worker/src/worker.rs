@@ -57,6 +57,10 @@ pub struct WorkerConfig {
     /// Refuse file changes the turn's prompt did not ask for (the engine installs
     /// `saki_tools::intent::ChangeGuard`); set for small local models.
     pub guard_unasked_changes: bool,
+    /// With `guard_unasked_changes`: a small model's `edit` or `write_file` of a small
+    /// file is made from the file's whole new text, asked for apart (the engine installs
+    /// `saki_tools::rewrite::RewriteEdits`).
+    pub rewrite_edits: bool,
 }
 
 impl WorkerConfig {
@@ -73,6 +77,7 @@ impl WorkerConfig {
             vision: false,
             response_schema: None,
             guard_unasked_changes: false,
+            rewrite_edits: false,
         }
     }
 }

@@ -60,6 +60,7 @@ impl ReadAheadStats {
             count_line("speculations", &b.speculation),
             count_line("pipelined suggestions", &b.pipelined_suggestion),
             count_line("compaction summaries", &b.compaction),
+            count_line("file rewrites", &b.rewrite),
             count_line("background, total", &b.total()),
             count_line("main turns", &self.main),
         ]

@@ -106,6 +106,7 @@ impl TurnUsage {
                 &pending.pipelined_suggestion,
             ),
             (&mut total.compaction, &pending.compaction),
+            (&mut total.rewrite, &pending.rewrite),
         ] {
             sum.add(part);
         }

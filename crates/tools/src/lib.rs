@@ -22,6 +22,7 @@ pub mod mcp_approval;
 pub mod mentions;
 pub mod plan;
 pub mod project_commands;
+pub mod rewrite;
 pub mod sanitize;
 pub mod shell;
 pub mod shell_background;

@@ -1,0 +1,159 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki exec` on a small local model: its `edit` of a small file is made from the file's
+//! whole new text, asked for in a request of its own.
+
+mod common;
+
+use common::{env_with, events as json_lines};
+use saki_testkit::{MockServer, Turn};
+
+const DEPLOY: &str = "name: api\nreplicas: 2\nimage: api:1.4\n";
+const PROMPT: &str = "Scale the api to 5 replicas in deploy.yaml.";
+const WRONG_EDIT: &str = "{\"name\": \"edit\", \"arguments\": {\"path\": \"deploy.yaml\", \
+                          \"old_string\": \"api:1.4\", \"new_string\": \"api:1.5\"}}";
+
+/// A llama.cpp server that says it serves a 0.6B model.
+fn small_model_server() -> MockServer {
+    let server = MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 8192}}),
+    );
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
+    );
+    server
+}
+
+fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {
+    let out = e
+        .saki()
+        .args([
+            "exec",
+            "--provider",
+            "llamacpp",
+            "--base-url",
+            &server.openai_url(),
+        ])
+        .args(["--json"])
+        .args(["--approval", "auto-edit", prompt])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_lines(&out)
+}
+
+fn read(e: &common::Env) -> String {
+    std::fs::read_to_string(e.ws.join("deploy.yaml")).unwrap()
+}
+
+fn tool_result(events: &[serde_json::Value]) -> &serde_json::Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .expect("a tool result")
+}
+
+#[test]
+fn a_small_models_edit_is_made_from_the_files_new_text() {
+    let server = small_model_server();
+    server.push(Turn::text(WRONG_EDIT));
+    server.push(Turn::text(
+        "```yaml\nname: api\nreplicas: 5\nimage: api:1.4\n```",
+    ));
+    server.push(Turn::text("The api now has 5 replicas."));
+    let e = env_with(&[("deploy.yaml", DEPLOY)]);
+    let events = run(&server, &e, PROMPT);
+    assert_eq!(read(&e), "name: api\nreplicas: 5\nimage: api:1.4\n");
+    let result = tool_result(&events);
+    assert_eq!(result["item"]["status"], "success", "{result}");
+    let output = result["item"]["output"].as_str().unwrap();
+    assert!(output.contains("whole new text"), "{output}");
+    assert!(output.contains("+replicas: 5"), "{output}");
+    // The rewrite request: the file and the person's words, no tools, no history.
+    let requests = server.requests();
+    let rewrite = &requests[1].body;
+    assert!(rewrite.get("tools").is_none(), "{rewrite}");
+    let messages = rewrite["messages"].as_array().unwrap();
+    let asked = messages.last().unwrap()["content"].to_string();
+    assert!(
+        asked.contains("replicas: 2") && asked.contains(PROMPT),
+        "{asked}"
+    );
+    assert!(!asked.contains("api:1.5"), "{asked}");
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["background_usage"]["rewrite"]["requests"], 1, "{done}");
+}
+
+#[test]
+fn without_a_usable_new_text_the_models_own_edit_runs() {
+    let server = small_model_server();
+    server.push(Turn::text(WRONG_EDIT));
+    // No code block: nothing to write in place of the model's call.
+    server.push(Turn::text("Set replicas to 5."));
+    server.push(Turn::text("Done."));
+    let e = env_with(&[("deploy.yaml", DEPLOY)]);
+    let events = run(&server, &e, PROMPT);
+    assert_eq!(read(&e), "name: api\nreplicas: 2\nimage: api:1.5\n");
+    let output = tool_result(&events)["item"]["output"].as_str().unwrap();
+    assert!(!output.contains("whole new text"), "{output}");
+}
+
+#[test]
+fn a_rewritten_file_is_not_changed_again_in_the_turn_and_off_means_off() {
+    let server = small_model_server();
+    server.push(Turn::text(WRONG_EDIT));
+    server.push(Turn::text(
+        "```\nname: api\nreplicas: 5\nimage: api:1.4\n```",
+    ));
+    // The model goes on and undoes the change.
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"deploy.yaml\", \
+         \"old_string\": \"replicas: 5\", \"new_string\": \"replicas: 2\"}}",
+    ));
+    server.push(Turn::text("Done."));
+    let e = env_with(&[("deploy.yaml", DEPLOY)]);
+    let events = run(&server, &e, PROMPT);
+    assert_eq!(read(&e), "name: api\nreplicas: 5\nimage: api:1.4\n");
+    let second = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .nth(1)
+        .unwrap();
+    assert_eq!(second["item"]["status"], "denied", "{second}");
+    assert!(
+        second["item"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("already changed"),
+        "{second}"
+    );
+
+    // `rewrite_edits = false`: the model's edit runs as it wrote it, with no request more.
+    e.write_config("[providers.llamacpp]\nrewrite_edits = false\n");
+    std::fs::write(e.ws.join("deploy.yaml"), DEPLOY).unwrap();
+    let before = server.requests().len();
+    server.push(Turn::text(WRONG_EDIT));
+    server.push(Turn::text("Done."));
+    run(&server, &e, PROMPT);
+    assert_eq!(read(&e), "name: api\nreplicas: 2\nimage: api:1.5\n");
+    assert_eq!(server.requests().len() - before, 2);
+}
+
+#[test]
+fn a_question_gets_no_rewrite_request() {
+    let server = small_model_server();
+    server.push(Turn::text(WRONG_EDIT));
+    server.push(Turn::text("There are 2 replicas."));
+    let e = env_with(&[("deploy.yaml", DEPLOY)]);
+    let events = run(&server, &e, "How many replicas does deploy.yaml set?");
+    assert_eq!(read(&e), DEPLOY);
+    assert_eq!(tool_result(&events)["item"]["status"], "denied");
+    assert_eq!(server.requests().len(), 2);
+}

@@ -1,0 +1,299 @@
+//! A small model's change to a small file, made from the file's whole new text.
+//!
+//! Asked to "Scale the api to 5 replicas in deploy.yaml.", Qwen2.5-Coder-0.5B, with the
+//! file read, sends `edit` with `old_string` `api:1.4` and `new_string` `api:1.5`; asked in
+//! a plain chat, with the file in a code block and the request after it, for the file's
+//! complete new text, it writes `replicas: 5` and keeps the rest. A code model writes
+//! files far better than it picks one exact string out of one and escapes another into
+//! JSON: on the task suite's tuning half, 7 of 12 change requests came out right written
+//! whole, 1 of 12 by the model's next `edit` (see `docs/small-models.md`).
+//!
+//! So where small models run, a turn that asks for a change and calls `edit` or
+//! `write_file` on an existing text file small enough to be written out within an
+//! answer gets its arguments replaced ([`ToolAction::Replace`]): one more request, with
+//! no tools and no history, asks for that file's new text for the turn's prompt, and the
+//! call becomes an `edit` of the whole text to the new text (a `write_file` of the new
+//! text). Everything after this interceptor (the change guard, approval, undo) judges
+//! the replaced call; its result says what happened. Nothing is replaced when the answer
+//! holds no complete code block, leaves the file as it is, or loses more than half of
+//! its lines on a request that takes nothing out: the model's own call then runs.
+//! A file rewritten in a turn is not changed again in it (a small model goes on editing
+//! what is done, and undoes it).
+
+use crate::intent::{read_intent, Intent};
+use crate::workspace::Workspace;
+use saki_llm_client::{CancellationToken, Client, Message, Request, ResponseStatus, StopReason};
+use saki_llm_worker::interceptor::{
+    Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, OWN_CALL_PREFIX,
+};
+use saki_llm_worker::{BackgroundKind, BackgroundUsage, Item, Responder, ToolResultStatus};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+/// How the new text is asked for: the lean chat that measured best (no tools, no rules).
+const REWRITE_SYSTEM: &str = "You are a coding assistant.";
+
+/// Bytes of a file per token of the answer that must hold it, counted low: a file is
+/// rewritten only if its new text fits the answer's bound with room to spare.
+const BYTES_PER_TOKEN: usize = 3;
+
+/// What the rewrite asks for in a turn.
+#[derive(Debug, Default)]
+struct TurnState {
+    prompt: Option<String>,
+    intent: Option<Intent>,
+    /// Calls replaced, waiting for their results: (call id, file).
+    pending: Vec<(String, PathBuf)>,
+    /// Files rewritten in this turn.
+    rewritten: Vec<PathBuf>,
+}
+
+/// The model and bounds of the rewrite request: the session's own.
+#[derive(Debug, Clone)]
+pub struct RewriteModel {
+    pub client: Client,
+    pub model: String,
+    pub temperature: Option<f32>,
+    pub max_output_tokens: u32,
+}
+
+/// Replaces a small model's `edit` and `write_file` of a small file with the file's whole
+/// new text (see the module's documentation).
+pub struct RewriteEdits {
+    workspace: Arc<Workspace>,
+    model: RewriteModel,
+    usage: Option<BackgroundUsage>,
+    state: Mutex<TurnState>,
+}
+
+impl std::fmt::Debug for RewriteEdits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RewriteEdits")
+            .field("model", &self.model.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RewriteEdits {
+    pub fn new(workspace: Arc<Workspace>, model: RewriteModel) -> Self {
+        Self {
+            workspace,
+            model,
+            usage: None,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Counts the rewrite requests' tokens (`background_usage`'s `rewrite`).
+    pub fn with_usage(mut self, usage: BackgroundUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The largest file rewritten, in bytes.
+    fn max_file_bytes(&self) -> usize {
+        self.model.max_output_tokens as usize * BYTES_PER_TOKEN / 2
+    }
+
+    /// The file `path` names, as the call should name it, and its text: as written, or
+    /// the file a missing path was meant to name (`settings.py:2:DEBUG = True`).
+    async fn file(&self, path: &str) -> Option<(String, PathBuf, String)> {
+        let max = self.max_file_bytes() as u64;
+        if let Some((resolved, text)) = self.workspace.read_text(path, max).await {
+            return Some((path.to_owned(), resolved, text));
+        }
+        let meant = self.workspace.scope().meant(path)?;
+        let (resolved, text) = self.workspace.read_text(&meant, max).await?;
+        Some((meant, resolved, text))
+    }
+
+    /// The file's new text for `prompt`, when the model gives one that can be used.
+    async fn new_text(
+        &self,
+        shown: &str,
+        old: &str,
+        prompt: &str,
+        intent: Intent,
+    ) -> Option<String> {
+        let request = Request {
+            model: self.model.model.clone(),
+            system: Some(REWRITE_SYSTEM.to_owned()),
+            messages: vec![Message::user_text(rewrite_prompt(shown, old, prompt))],
+            tools: Vec::new(),
+            max_output_tokens: Some(self.model.max_output_tokens),
+            temperature: self.model.temperature,
+            thinking: None,
+            response_schema: None,
+            tool_choice: Default::default(),
+        };
+        let response = Responder::new()
+            .respond(&self.model.client, &request, CancellationToken::new())
+            .await;
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::debug!(error = %e, "the rewrite request failed");
+                return None;
+            }
+        };
+        if let Some(usage) = &self.usage {
+            let wire = self.model.client.config().wire_api;
+            usage.record(BackgroundKind::Rewrite, &response.usage, wire);
+        }
+        let complete = response.status == ResponseStatus::Completed
+            && response.stop_reason != Some(StopReason::MaxTokens);
+        if !complete {
+            return None;
+        }
+        usable_rewrite(old, &response.text(), intent)
+    }
+}
+
+/// The request for a file's new text: the file in a code block, then the person's words.
+fn rewrite_prompt(shown: &str, old: &str, prompt: &str) -> String {
+    let newline = if old.ends_with('\n') || old.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!(
+        "{shown}:\n```\n{old}{newline}```\n\n{}\nReply with the complete new content of \
+         {shown} in one code block.",
+        prompt.trim()
+    )
+}
+
+/// The text of the first complete code block of `answer`, without its fences.
+fn code_block(answer: &str) -> Option<&str> {
+    let open = answer.find("```")?;
+    let after_info = open + 3 + answer[open + 3..].find('\n')? + 1;
+    let body = &answer[after_info..];
+    let close = if body.starts_with("```") {
+        0
+    } else {
+        body.find("\n```")? + 1
+    };
+    Some(&body[..close])
+}
+
+/// The new text the answer gives for `old`, when it is one to write: a complete code
+/// block that changes the file and, unless the request takes something out, loses at
+/// most half of its lines, rounded up (a small model may answer with a fragment).
+fn usable_rewrite(old: &str, answer: &str, intent: Intent) -> Option<String> {
+    let mut new = code_block(answer)?.to_owned();
+    if !old.ends_with('\n') && new.ends_with('\n') {
+        new.pop();
+    }
+    if new.trim().is_empty() || new.trim_end() == old.trim_end() {
+        return None;
+    }
+    let old_lines: Vec<&str> = old
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let new_lines: std::collections::HashSet<&str> = new.lines().map(str::trim).collect();
+    let kept = old_lines.iter().filter(|l| new_lines.contains(*l)).count();
+    let lost = old_lines.len() - kept;
+    if !(intent.subtractive || intent.removal) && lost > old_lines.len().div_ceil(2) {
+        return None;
+    }
+    Some(new)
+}
+
+/// The path to show the model: relative to the workspace where it is inside it.
+fn shown_path(workspace: &Workspace, resolved: &std::path::Path, written: &str) -> String {
+    resolved
+        .strip_prefix(workspace.root())
+        .ok()
+        .and_then(|p| p.to_str())
+        .filter(|p| !p.is_empty())
+        .unwrap_or(written)
+        .to_owned()
+}
+
+#[async_trait::async_trait]
+impl Interceptor for RewriteEdits {
+    async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
+        if let Item::User { text } = user {
+            *self.state() = TurnState {
+                prompt: Some(text.clone()),
+                intent: Some(read_intent(text)),
+                ..TurnState::default()
+            };
+        }
+        PromptAction::Continue
+    }
+
+    async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
+        if !matches!(call.name.as_str(), "edit" | "write_file")
+            || call.ctx.call_id.starts_with(OWN_CALL_PREFIX)
+        {
+            return ToolAction::Allow;
+        }
+        let (prompt, intent) = {
+            let state = self.state();
+            match (&state.prompt, state.intent) {
+                // A turn that asks no change is the change guard's to refuse.
+                (Some(prompt), Some(intent)) if intent.change => (prompt.clone(), intent),
+                _ => return ToolAction::Allow,
+            }
+        };
+        let Some(path) = call.input.get("path").and_then(|p| p.as_str()) else {
+            return ToolAction::Allow;
+        };
+        let Some((path, resolved, old)) = self.file(path).await else {
+            return ToolAction::Allow;
+        };
+        if self.state().rewritten.contains(&resolved) {
+            return ToolAction::Deny(format!(
+                "{path} was already changed for this request in this turn, as its earlier \
+                 result shows; leave it as it is and answer the person."
+            ));
+        }
+        let shown = shown_path(&self.workspace, &resolved, &path);
+        let Some(new) = self.new_text(&shown, &old, &prompt, intent).await else {
+            return ToolAction::Allow;
+        };
+        let arguments = match call.name.as_str() {
+            "edit" => serde_json::json!({"path": path, "old_string": old, "new_string": new}),
+            _ => serde_json::json!({"path": path, "content": new}),
+        };
+        self.state()
+            .pending
+            .push((call.ctx.call_id.clone(), resolved));
+        ToolAction::Replace {
+            arguments: arguments.to_string(),
+            note: format!(
+                "[saki asked for {shown}'s whole new text for the request and wrote it in \
+                 place of this call's arguments]"
+            ),
+        }
+    }
+
+    async fn post_tool_call(&self, result: &ToolResultInfo) {
+        let mut state = self.state();
+        let Some(at) = state
+            .pending
+            .iter()
+            .position(|(id, _)| *id == result.call.ctx.call_id)
+        else {
+            return;
+        };
+        let (_, file) = state.pending.remove(at);
+        if result.status == ToolResultStatus::Success {
+            state.rewritten.push(file);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rewrite_tests.rs"]
+mod tests;

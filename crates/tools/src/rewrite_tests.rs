@@ -1,0 +1,64 @@
+use super::*;
+
+fn change(prompt: &str) -> Intent {
+    read_intent(prompt)
+}
+
+#[test]
+fn the_first_complete_code_block_is_the_new_text() {
+    assert_eq!(
+        code_block("Here:\n```yaml\nname: api\nreplicas: 5\n```\nDone."),
+        Some("name: api\nreplicas: 5\n")
+    );
+    assert_eq!(code_block("```\n```"), Some(""));
+    // Cut before its closing fence, or no block at all: nothing to write.
+    assert_eq!(code_block("```yaml\nname: api\nrepl"), None);
+    assert_eq!(code_block("Set replicas to 5."), None);
+    assert_eq!(code_block("```"), None);
+}
+
+#[test]
+fn a_rewrite_is_used_only_when_it_changes_the_file_and_keeps_enough_of_it() {
+    let old = "name: api\nreplicas: 2\nimage: api:1.4\n";
+    let scale = change("Scale the api to 5 replicas in deploy.yaml.");
+    assert_eq!(
+        usable_rewrite(
+            old,
+            "```yaml\nname: api\nreplicas: 5\nimage: api:1.4\n```",
+            scale
+        ),
+        Some("name: api\nreplicas: 5\nimage: api:1.4\n".to_owned())
+    );
+    // The same text (spacing at the end aside): the model's own call runs.
+    assert_eq!(
+        usable_rewrite(old, &format!("```\n{old}\n```"), scale),
+        None
+    );
+    // A fragment of the file, on a request that takes nothing out.
+    assert_eq!(usable_rewrite(old, "```\nreplicas: 5\n```", scale), None);
+    // A request to take something out may leave most of it out.
+    let remove = change("Remove the image and replicas lines from deploy.yaml.");
+    assert_eq!(
+        usable_rewrite(old, "```\nname: api\n```", remove),
+        Some("name: api\n".to_owned())
+    );
+    assert_eq!(usable_rewrite(old, "```\n\n```", remove), None);
+}
+
+#[test]
+fn a_file_without_a_last_line_break_keeps_none() {
+    let scale = change("Set LIMIT to 25.");
+    assert_eq!(
+        usable_rewrite("LIMIT = 10", "```python\nLIMIT = 25\n```", scale),
+        Some("LIMIT = 25".to_owned())
+    );
+}
+
+#[test]
+fn the_request_shows_the_file_then_the_persons_words() {
+    assert_eq!(
+        rewrite_prompt("calc.py", "def add(a, b):\n    return a - b", " Fix add. "),
+        "calc.py:\n```\ndef add(a, b):\n    return a - b\n```\n\nFix add.\nReply with the \
+         complete new content of calc.py in one code block."
+    );
+}
