@@ -393,6 +393,22 @@ enum JsonEnd {
 
 /// How much of `text` the JSON value at its start takes.
 fn json_value_end(text: &str) -> JsonEnd {
+    match strict_json_value_end(text) {
+        // Keys written without quotes (`new_string: "x"`): the value as it ends quoted.
+        JsonEnd::Invalid => {
+            match bare_keys::quote_bare_keys(text).map(|q| strict_json_value_end(&q)) {
+                Some(JsonEnd::Complete(end)) => {
+                    JsonEnd::Complete(bare_keys::offset_before_quoting(text, end))
+                }
+                Some(JsonEnd::Incomplete) => JsonEnd::Incomplete,
+                _ => JsonEnd::Invalid,
+            }
+        }
+        end => end,
+    }
+}
+
+fn strict_json_value_end(text: &str) -> JsonEnd {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     match values.next() {
         Some(Ok(_)) => JsonEnd::Complete(values.byte_offset()),
@@ -403,6 +419,13 @@ fn json_value_end(text: &str) -> JsonEnd {
 
 /// Every JSON value in `body` as calls to offered tools; `None` when any is something else.
 fn parse_calls(body: &str, offered: &[String]) -> Option<Vec<(String, String)>> {
+    parse_json_calls(body, offered).or_else(|| {
+        let quoted = bare_keys::quote_bare_keys(body)?;
+        parse_json_calls(&quoted, offered)
+    })
+}
+
+fn parse_json_calls(body: &str, offered: &[String]) -> Option<Vec<(String, String)>> {
     let mut calls = Vec::new();
     let mut values = serde_json::Deserializer::from_str(body.trim()).into_iter::<Value>();
     for value in values.by_ref() {
@@ -448,6 +471,7 @@ fn call_shape(object: &serde_json::Map<String, Value>) -> Option<(&str, String)>
     Some((name, arguments.to_string()))
 }
 
+mod bare_keys;
 mod filter;
 pub use filter::CallFilter;
 

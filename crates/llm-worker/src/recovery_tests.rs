@@ -629,3 +629,26 @@ fn a_call_left_a_brace_short_is_closed_and_nothing_else() {
 
 #[path = "recovery_quoted_tests.rs"]
 mod quoted;
+
+#[test]
+fn keys_written_without_quotes_still_make_the_call() {
+    let edit = one(
+        "edit",
+        r#"{"path":"greet.py","old_string":"Hello, ","new_string":"Hello, world"}"#,
+    );
+    let written = r#"{"name":"edit","arguments":{"path":"greet.py","old_string":"Hello, ",new_string:"Hello, world"}}"#;
+    for text in [written.to_owned(), format!("```json\n{written}\n```")] {
+        let (kept, found) = calls(&text).unwrap();
+        assert_eq!(kept, "", "{text}");
+        assert_eq!(found, edit, "{text}");
+    }
+    // Streamed with the key cut before its colon: held back, never shown, then run.
+    let (early, out, f) = filter(text_events(&[
+        r#"{"name":"edit","arguments":{"path":"greet.py","old_string":"Hello, ",new_"#,
+        r#"string:"Hello, world"}}"#,
+    ]));
+    assert_eq!(early, "");
+    assert_eq!(all_text(&out), "");
+    assert_eq!(tool_starts(&out), ["edit"]);
+    assert_eq!(f.recovered().len(), 1);
+}
