@@ -157,3 +157,44 @@ fn a_question_gets_no_rewrite_request() {
     assert_eq!(tool_result(&events)["item"]["status"], "denied");
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn a_path_written_as_a_search_prints_it_is_the_file_but_a_dotless_name_is_not_a_dotfile() {
+    let server = small_model_server();
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"settings.py:2:DEBUG = True\", \
+         \"old_string\": \"\", \"new_string\": \"DEBUG = False\"}}",
+    ));
+    server.push(Turn::text("```python\nNAME = 'shop'\nPORT = 8000\n```"));
+    server.push(Turn::text("Removed."));
+    let e = env_with(&[
+        ("settings.py", "NAME = 'shop'\nDEBUG = True\nPORT = 8000\n"),
+        (".envrc", "export A=1\n"),
+    ]);
+    let events = run(&server, &e, "Remove the DEBUG line from settings.py.");
+    let settings = std::fs::read_to_string(e.ws.join("settings.py")).unwrap();
+    assert_eq!(settings, "NAME = 'shop'\nPORT = 8000\n");
+    let call = events
+        .iter()
+        .find(|e| e["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["name"], "edit");
+    assert!(!e.ws.join("settings.py:2:DEBUG = True").exists());
+
+    // `envrc` is a new file to write, not `.envrc` to rewrite: no request is spent on it.
+    let before = server.requests().len();
+    server.push(Turn::text(
+        "{\"name\": \"write_file\", \"arguments\": {\"path\": \"envrc\", \"content\": \"B=2\\n\"}}",
+    ));
+    server.push(Turn::text("Written."));
+    run(&server, &e, "Create a file envrc with B=2.");
+    assert_eq!(server.requests().len() - before, 2);
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join(".envrc")).unwrap(),
+        "export A=1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("envrc")).unwrap(),
+        "B=2\n"
+    );
+}

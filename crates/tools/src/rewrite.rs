@@ -15,8 +15,8 @@
 //! call becomes an `edit` of the whole text to the new text (a `write_file` of the new
 //! text). Everything after this interceptor (the change guard, approval, undo) judges
 //! the replaced call; its result says what happened. Nothing is replaced when the answer
-//! holds no complete code block, leaves the file as it is, or loses more than half of
-//! its lines on a request that takes nothing out: the model's own call then runs.
+//! holds no complete code block, leaves the file as it is, or keeps less than half of
+//! its characters on a request that takes nothing out: the model's own call then runs.
 //! A file rewritten in a turn is not changed again in it (a small model goes on editing
 //! what is done, and undoes it).
 
@@ -103,11 +103,16 @@ impl RewriteEdits {
     }
 
     /// The file `path` names, as the call should name it, and its text: as written, or
-    /// the file a missing path was meant to name (`settings.py:2:DEBUG = True`).
+    /// the file a missing path written as a search prints a line was meant to name
+    /// (`settings.py:2:DEBUG = True`). Not a dotfile for a name without its dot: a
+    /// `write_file` of `envrc` may be meant to create it, not to change `.envrc`.
     async fn file(&self, path: &str) -> Option<(String, PathBuf, String)> {
         let max = self.max_file_bytes() as u64;
         if let Some((resolved, text)) = self.workspace.read_text(path, max).await {
             return Some((path.to_owned(), resolved, text));
+        }
+        if !path.contains(':') {
+            return None;
         }
         let meant = self.workspace.scope().meant(path)?;
         let (resolved, text) = self.workspace.read_text(&meant, max).await?;
@@ -184,8 +189,8 @@ fn code_block(answer: &str) -> Option<&str> {
 }
 
 /// The new text the answer gives for `old`, when it is one to write: a complete code
-/// block that changes the file and, unless the request takes something out, loses at
-/// most half of its lines, rounded up (a small model may answer with a fragment).
+/// block that changes the file and, unless the request takes something out, keeps at
+/// least half of its characters (a small model may answer with a fragment).
 fn usable_rewrite(old: &str, answer: &str, intent: Intent) -> Option<String> {
     let mut new = code_block(answer)?.to_owned();
     if !old.ends_with('\n') && new.ends_with('\n') {
@@ -194,18 +199,32 @@ fn usable_rewrite(old: &str, answer: &str, intent: Intent) -> Option<String> {
     if new.trim().is_empty() || new.trim_end() == old.trim_end() {
         return None;
     }
-    let old_lines: Vec<&str> = old
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let new_lines: std::collections::HashSet<&str> = new.lines().map(str::trim).collect();
-    let kept = old_lines.iter().filter(|l| new_lines.contains(*l)).count();
-    let lost = old_lines.len() - kept;
-    if !(intent.subtractive || intent.removal) && lost > old_lines.len().div_ceil(2) {
+    if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
         return None;
     }
     Some(new)
+}
+
+/// The least share of the file's characters a new text that takes nothing out keeps:
+/// below it, the answer is a fragment (`replicas: 5` for a whole `deploy.yaml`).
+const MIN_SHARE_KEPT: f32 = 0.5;
+
+/// The share of `old`'s characters that `new` keeps, in order. By character, not by
+/// line: a rename changes every line that names the function and keeps most of each.
+fn share_kept(old: &str, new: &str) -> f32 {
+    if old.is_empty() {
+        return 1.0;
+    }
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_chars(old, new);
+    let kept: usize = diff
+        .ops()
+        .iter()
+        .filter(|op| op.tag() == similar::DiffTag::Equal)
+        .map(|op| op.old_range().len())
+        .sum();
+    kept as f32 / old.chars().count() as f32
 }
 
 /// The path to show the model: relative to the workspace where it is inside it.

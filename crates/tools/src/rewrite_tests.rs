@@ -46,6 +46,27 @@ fn a_rewrite_is_used_only_when_it_changes_the_file_and_keeps_enough_of_it() {
 }
 
 #[test]
+fn a_rename_that_changes_every_line_is_not_a_fragment() {
+    let old = "from greetings import greet\n\nprint(greet('Ann'))\n";
+    let rename = change("Rename the function greet to welcome, where app.py uses it.");
+    let new = "from greetings import welcome\n\nprint(welcome('Ann'))\n";
+    assert_eq!(
+        usable_rewrite(old, &format!("```python\n{new}```"), rename),
+        Some(new.to_owned())
+    );
+    // Much added to little is still the file, with more.
+    let add = change("Add a function sub to calc.py.");
+    let old = "def add(a, b):\n    return a + b\n";
+    let new = format!(
+        "{old}\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    );
+    assert_eq!(
+        usable_rewrite(old, &format!("```\n{new}```"), add),
+        Some(new)
+    );
+}
+
+#[test]
 fn a_file_without_a_last_line_break_keeps_none() {
     let scale = change("Set LIMIT to 25.");
     assert_eq!(
