@@ -170,7 +170,7 @@ fn rewrite_prompt(shown: &str, old: &str, prompt: &str) -> String {
     };
     format!(
         "{shown}:\n```\n{old}{newline}```\n\n{}\nReply with the complete new content of \
-         {shown} in one code block.",
+         {shown}, all of it, in one code block.",
         prompt.trim()
     )
 }

@@ -80,6 +80,6 @@ fn the_request_shows_the_file_then_the_persons_words() {
     assert_eq!(
         rewrite_prompt("calc.py", "def add(a, b):\n    return a - b", " Fix add. "),
         "calc.py:\n```\ndef add(a, b):\n    return a - b\n```\n\nFix add.\nReply with the \
-         complete new content of calc.py in one code block."
+         complete new content of calc.py, all of it, in one code block."
     );
 }
