@@ -38,6 +38,12 @@ fn run(e: &Env, server: &MockServer, how: &[&str], prompt: &str) -> Vec<serde_js
     json_lines(&out)
 }
 
+/// The rules for a small model's own calls, which run as it wrote them when no rewrite
+/// is asked for (`rewrite_edits = false`) or the rewrite is not usable.
+fn own_calls_only(e: &Env) {
+    e.write_config("[providers.openai-compatible]\nrewrite_edits = false\n");
+}
+
 /// What decides a small model's behaviour in a request: the system prompt with its tool
 /// list, the tool list, sampling and the bound on each answer.
 fn shape(body: &serde_json::Value) -> serde_json::Value {
@@ -210,6 +216,7 @@ fn a_small_window_reads_a_file_in_pages_it_can_hold() {
 #[test]
 fn a_small_model_writes_nothing_on_a_question() {
     let e = env_with(&[("calc.py", CALC)]);
+    own_calls_only(&e);
     let server = llamacpp(494_032_768);
     server.push(Turn::text(write_call(
         "calc.py",
@@ -271,6 +278,7 @@ fn a_small_model_deletes_a_file_only_when_asked_to() {
 #[test]
 fn a_small_model_asked_to_add_takes_nothing_out() {
     let e = env_with(&[("requirements.txt", "flask==3.0.0\n")]);
+    own_calls_only(&e);
     let server = llamacpp(494_032_768);
     let edit = |old: &str, new: &str| {
         serde_json::json!({"name": "edit", "arguments": {
@@ -306,6 +314,7 @@ fn last_message(body: &serde_json::Value) -> String {
 #[test]
 fn a_small_model_stopped_before_the_change_it_was_asked_for_is_asked_for_an_edit() {
     let e = env_with(&[("settings.py", "NAME = 'x'\nDEBUG = True\nPORT = 1\n")]);
+    own_calls_only(&e);
     let server = llamacpp(494_032_768);
     let delete = r#"{"name": "delete_file", "arguments": {"path": "settings.py"}}"#;
     server.push(Turn::text(delete));
@@ -483,6 +492,7 @@ const BROKEN_JSON: &str = "{\n  \"name\": \"app\",\n  \"debug\": false,\n}\n";
 #[test]
 fn a_small_models_answer_holding_the_fixed_file_is_saved() {
     let e = env_with(&[("config.json", BROKEN_JSON)]);
+    own_calls_only(&e);
     let server = llamacpp(494_032_768);
     server.push(Turn::text(read_call("config.json")));
     // A failed edit naming the same file by its absolute path: still one candidate.

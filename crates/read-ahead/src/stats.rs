@@ -54,17 +54,20 @@ impl ReadAheadStats {
     /// The summary line, then the background tokens by kind and the main turns'.
     pub fn details(&self) -> String {
         let b = &self.background;
-        [
+        let mut lines = vec![
             self.summary_line(),
             count_line("suggestions", &b.suggestion),
             count_line("speculations", &b.speculation),
             count_line("pipelined suggestions", &b.pipelined_suggestion),
             count_line("compaction summaries", &b.compaction),
-            count_line("file rewrites", &b.rewrite),
-            count_line("background, total", &b.total()),
-            count_line("main turns", &self.main),
-        ]
-        .join("\n")
+        ];
+        // Only small local models' sessions make them: no line of zeros for the rest.
+        if b.rewrite.requests > 0 {
+            lines.push(count_line("file rewrites", &b.rewrite));
+        }
+        lines.push(count_line("background, total", &b.total()));
+        lines.push(count_line("main turns", &self.main));
+        lines.join("\n")
     }
 }
 
@@ -94,5 +97,19 @@ mod tests {
         assert!(details.contains("speculations"), "{details}");
         assert!(details.contains("6 requests · 12.0k in (10.0k cached) · 300 out"));
         assert_eq!(tokens_label(4_100_000), "4.1M");
+    }
+
+    #[test]
+    fn file_rewrites_are_a_line_only_when_there_were_some() {
+        let mut stats = ReadAheadStats::default();
+        assert!(!stats.details().contains("file rewrites"));
+        stats.background.rewrite.requests = 2;
+        stats.background.rewrite.output_tokens = 40;
+        let details = stats.details();
+        assert!(details.contains("file rewrites"), "{details}");
+        assert!(
+            details.contains("2 requests · 0 in (0 cached) · 40 out"),
+            "{details}"
+        );
     }
 }
