@@ -5,23 +5,8 @@
 
 mod common;
 
-use common::{env_with, events as json_lines, Env};
+use common::{env_with, events as json_lines, llamacpp, Env};
 use saki_testkit::{MockServer, Turn};
-
-/// A llama.cpp server whose model has `parameters` parameters, with an 8192-token slot.
-fn llamacpp(parameters: u64) -> MockServer {
-    let server = MockServer::start().unwrap();
-    server.set_server_info(
-        "/props",
-        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
-            "chat_template_caps": {"supports_tool_calls": true}}),
-    );
-    server.set_server_info(
-        "/v1/models",
-        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": parameters}}]}),
-    );
-    server
-}
 
 fn run(e: &Env, server: &MockServer, how: &[&str], prompt: &str) -> Vec<serde_json::Value> {
     let out = e

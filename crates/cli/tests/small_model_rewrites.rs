@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env_with, events as json_lines};
+use common::{env_with, events as json_lines, llamacpp};
 use saki_testkit::{MockServer, Turn};
 
 const DEPLOY: &str = "name: api\nreplicas: 2\nimage: api:1.4\n";
@@ -14,16 +14,7 @@ const WRONG_EDIT: &str = "{\"name\": \"edit\", \"arguments\": {\"path\": \"deplo
 
 /// A llama.cpp server that says it serves a 0.6B model.
 fn small_model_server() -> MockServer {
-    let server = MockServer::start().unwrap();
-    server.set_server_info(
-        "/props",
-        serde_json::json!({"default_generation_settings": {"n_ctx": 8192}}),
-    );
-    server.set_server_info(
-        "/v1/models",
-        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
-    );
-    server
+    llamacpp(630_167_424)
 }
 
 fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {

@@ -126,3 +126,18 @@ pub fn wait_for_exit(
         panic!("{what}: still running after {} s", WAIT_LIMIT.as_secs())
     })
 }
+
+/// A llama.cpp server whose model has `parameters` parameters, with an 8192-token slot.
+pub fn llamacpp(parameters: u64) -> saki_testkit::MockServer {
+    let server = saki_testkit::MockServer::start().unwrap();
+    server.set_server_info(
+        "/props",
+        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tool_calls": true}}),
+    );
+    server.set_server_info(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": parameters}}]}),
+    );
+    server
+}
