@@ -1,6 +1,6 @@
 //! Tokens spent on background work, apart from the main turns: suggestions, speculations,
-//! pipelined suggestions, compaction summaries and a small model's file rewrites. Reading ahead doubles some requests'
-//! cost; a person should see what it spends. One [`BackgroundUsage`] per session is shared
+//! pipelined suggestions, compaction summaries and a small model's file rewrites. Reading
+//! ahead doubles some requests' cost; a person should see what it spends. One [`BackgroundUsage`] per session is shared
 //! (clones share it) by everything that sends such requests; front ends report what
 //! accrued since their last report (`--json`: `background_usage` on `turn.completed`) and
 //! the session's total (`/stats`, the exit line).

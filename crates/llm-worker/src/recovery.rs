@@ -396,12 +396,14 @@ fn json_value_end(text: &str) -> JsonEnd {
     match strict_json_value_end(text) {
         // Keys written without quotes (`new_string: "x"`): the value as it ends quoted.
         JsonEnd::Invalid => {
-            match bare_keys::quote_bare_keys(text).map(|q| strict_json_value_end(&q)) {
-                Some(JsonEnd::Complete(end)) => {
-                    JsonEnd::Complete(bare_keys::offset_before_quoting(text, end))
+            let Some((quoted, keys)) = bare_keys::quoted_with_keys(text) else {
+                return JsonEnd::Invalid;
+            };
+            match strict_json_value_end(&quoted) {
+                JsonEnd::Complete(end) => {
+                    JsonEnd::Complete(bare_keys::offset_before_quoting(&keys, end))
                 }
-                Some(JsonEnd::Incomplete) => JsonEnd::Incomplete,
-                _ => JsonEnd::Invalid,
+                end => end,
             }
         }
         end => end,

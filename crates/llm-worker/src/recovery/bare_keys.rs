@@ -11,11 +11,9 @@ pub(super) fn quote_bare_keys(text: &str) -> Option<String> {
     quoted_with_keys(text).map(|(quoted, _)| quoted)
 }
 
-/// The byte offset in `text` of `offset` in its quoted form (see [`quote_bare_keys`]).
-pub(super) fn offset_before_quoting(text: &str, offset: usize) -> usize {
-    let Some((_, keys)) = quoted_with_keys(text) else {
-        return offset;
-    };
+/// The byte offset in the original text of `offset` in its quoted form, given the
+/// original offsets of the keys [`quoted_with_keys`] quoted.
+pub(super) fn offset_before_quoting(keys: &[usize], offset: usize) -> usize {
     // Each key quoted before `offset` moved what follows it two bytes on.
     let moved = keys
         .iter()
@@ -26,7 +24,7 @@ pub(super) fn offset_before_quoting(text: &str, offset: usize) -> usize {
 }
 
 /// The quoted text and the byte offsets in `text` of the keys quoted.
-fn quoted_with_keys(text: &str) -> Option<(String, Vec<usize>)> {
+pub(super) fn quoted_with_keys(text: &str) -> Option<(String, Vec<usize>)> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut keys = Vec::new();
     let mut out = String::with_capacity(text.len() + 8);
@@ -115,12 +113,12 @@ mod tests {
     #[test]
     fn an_offset_in_the_quoted_text_maps_back() {
         let text = r#"{a:1,"b":2,c:3} tail"#;
-        let quoted = quote_bare_keys(text).unwrap();
+        let (quoted, keys) = quoted_with_keys(text).unwrap();
         let end = quoted.find('}').unwrap() + 1;
         assert_eq!(
-            &text[..offset_before_quoting(text, end)],
+            &text[..offset_before_quoting(&keys, end)],
             r#"{a:1,"b":2,c:3}"#
         );
-        assert_eq!(offset_before_quoting("{\"a\":1}", 7), 7);
+        assert_eq!(offset_before_quoting(&[], 7), 7);
     }
 }
