@@ -189,3 +189,81 @@ fn a_path_written_as_a_search_prints_it_is_the_file_but_a_dotless_name_is_not_a_
         "B=2\n"
     );
 }
+
+const GREETINGS: &str = "def greet(name):\n    return 'Hello, ' + name\n";
+const APP: &str = "from greetings import greet\n\nprint(greet('Ann'))\n";
+const RENAME: &str =
+    "Rename the function greet to welcome, in greetings.py and where app.py uses it.";
+
+#[test]
+fn a_file_the_request_names_and_the_turn_left_is_written_whole_when_the_turn_ends() {
+    let server = small_model_server();
+    // The model changes app.py (rewritten), then answers.
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"app.py\", \
+         \"old_string\": \"Ann\", \"new_string\": \"Bob\"}}",
+    ));
+    server.push(Turn::text(
+        "```python\nfrom greetings import welcome\n\nprint(welcome('Ann'))\n```",
+    ));
+    server.push(Turn::text("Renamed in app.py."));
+    // The turn end: greetings.py is named and unchanged, so its new text is asked for.
+    server.push(Turn::text(
+        "```python\ndef welcome(name):\n    return 'Hello, ' + name\n```",
+    ));
+    server.push(Turn::text("greet is now welcome in both files."));
+    let e = env_with(&[("greetings.py", GREETINGS), ("app.py", APP)]);
+    let events = run(&server, &e, RENAME);
+    let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
+    assert_eq!(
+        file("app.py"),
+        "from greetings import welcome\n\nprint(welcome('Ann'))\n"
+    );
+    assert_eq!(
+        file("greetings.py"),
+        "def welcome(name):\n    return 'Hello, ' + name\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    // The turn-end request shows greetings.py as it is, with the person's words, no tools.
+    let asked = requests[3].body["messages"].to_string();
+    assert!(
+        asked.contains("def greet(name)") && asked.contains("greetings.py"),
+        "{asked}"
+    );
+    assert!(requests[3].body.get("tools").is_none());
+    let own = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .nth(1)
+        .unwrap();
+    assert_eq!(own["item"]["status"], "success", "{own}");
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["background_usage"]["rewrite"]["requests"], 2, "{done}");
+}
+
+#[test]
+fn a_named_file_that_comes_back_as_it_is_is_left_alone_and_asked_for_once() {
+    let server = small_model_server();
+    // No call at all: the turn end asks for each named file's new text, in order.
+    server.push(Turn::text("I would rename it."));
+    server.push(Turn::text(format!("```python\n{GREETINGS}```")));
+    server.push(Turn::text(
+        "```python\nfrom greetings import welcome\n\nprint(welcome('Ann'))\n```",
+    ));
+    server.push(Turn::text("app.py now calls welcome."));
+    let e = env_with(&[("greetings.py", GREETINGS), ("app.py", APP)]);
+    run(&server, &e, RENAME);
+    let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
+    assert_eq!(file("greetings.py"), GREETINGS);
+    assert_eq!(
+        file("app.py"),
+        "from greetings import welcome\n\nprint(welcome('Ann'))\n"
+    );
+    // Four requests: the answer, two rewrites, the answer after saki's edit. greetings.py,
+    // unchanged, is not asked for again at the second turn end.
+    assert_eq!(server.requests().len(), 4);
+}

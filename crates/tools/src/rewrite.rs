@@ -19,12 +19,20 @@
 //! its characters on a request that takes nothing out: the model's own call then runs.
 //! A file rewritten in a turn is not changed again in it (a small model goes on editing
 //! what is done, and undoes it).
+//!
+//! A request over several files ("Rename greet to welcome, in greetings.py and where
+//! app.py uses it") is seldom finished by a small model: it changes one file and
+//! answers. So when such a turn ends, each file the prompt names that the turn has not
+//! changed is written whole the same way, one per turn end, as a call saki makes itself
+//! ([`TurnEndAction::Call`]). A named file the request does not ask to change comes back
+//! as it is (the test a fix must pass), and is left alone.
 
-use crate::intent::{read_intent, Intent};
+use crate::intent::{changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
 use saki_llm_client::{CancellationToken, Client, Message, Request, ResponseStatus, StopReason};
 use saki_llm_worker::interceptor::{
-    Interceptor, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, OWN_CALL_PREFIX,
+    Interceptor, OwnCall, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
+    OWN_CALL_PREFIX,
 };
 use saki_llm_worker::{BackgroundKind, BackgroundUsage, Item, Responder, ToolResultStatus};
 use std::path::PathBuf;
@@ -47,6 +55,12 @@ struct TurnState {
     pending: Vec<(String, PathBuf)>,
     /// Files rewritten in this turn.
     rewritten: Vec<PathBuf>,
+    /// Files whose new text was asked for in this turn and could not be used (asked
+    /// again with the same words, greedy sampling gives the same answer), or whose
+    /// rewritten call was refused.
+    unusable: Vec<PathBuf>,
+    /// Files whose new text for this turn's request came back as they are.
+    unchanged: Vec<PathBuf>,
 }
 
 /// The model and bounds of the rewrite request: the session's own.
@@ -119,14 +133,8 @@ impl RewriteEdits {
         Some((meant, resolved, text))
     }
 
-    /// The file's new text for `prompt`, when the model gives one that can be used.
-    async fn new_text(
-        &self,
-        shown: &str,
-        old: &str,
-        prompt: &str,
-        intent: Intent,
-    ) -> Option<String> {
+    /// What the model gives as the file's new text for `prompt`.
+    async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
         let request = Request {
             model: self.model.model.clone(),
             system: Some(REWRITE_SYSTEM.to_owned()),
@@ -145,7 +153,7 @@ impl RewriteEdits {
             Ok(response) => response,
             Err(e) => {
                 tracing::debug!(error = %e, "the rewrite request failed");
-                return None;
+                return Rewrite::Unusable;
             }
         };
         if let Some(usage) = &self.usage {
@@ -155,10 +163,22 @@ impl RewriteEdits {
         let complete = response.status == ResponseStatus::Completed
             && response.stop_reason != Some(StopReason::MaxTokens);
         if !complete {
-            return None;
+            return Rewrite::Unusable;
         }
-        usable_rewrite(old, &response.text(), intent)
+        read_rewrite(old, &response.text(), intent)
     }
+}
+
+/// Why a change of a file whose new text came back as it is does not run: the model,
+/// shown the file and the request alone, found nothing in it to change (the test a
+/// fix is to pass; a file the request only mentions). A small model's own edit of it
+/// then undoes what the request relies on.
+fn unchanged_refusal(shown: &str) -> String {
+    format!(
+        "saki asked for {shown}'s whole new text for this request and it came back \
+         unchanged, so {shown} stays as it is. If another file must change, change that \
+         one; otherwise answer the person."
+    )
 }
 
 /// The request for a file's new text: the file in a code block, then the person's words.
@@ -188,21 +208,39 @@ fn code_block(answer: &str) -> Option<&str> {
     Some(&body[..close])
 }
 
-/// The new text the answer gives for `old`, when it is one to write: a complete code
-/// block that changes the file and, unless the request takes something out, keeps at
-/// least half of its characters (a small model may answer with a fragment).
-fn usable_rewrite(old: &str, answer: &str, intent: Intent) -> Option<String> {
-    let mut new = code_block(answer)?.to_owned();
+/// What a rewrite request gave for a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Rewrite {
+    /// A new text to write.
+    New(String),
+    /// The file as it is: the request, read with the file in front of the model and
+    /// nothing else, changes nothing in it.
+    Unchanged,
+    /// Nothing that can be written: no complete code block, or a fragment.
+    Unusable,
+}
+
+/// What the answer gives for `old`: a new text to write is a complete code block that
+/// changes the file and, unless the request takes something out, keeps at least half of
+/// its characters (a small model may answer with a fragment).
+fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
+    let Some(block) = code_block(answer) else {
+        return Rewrite::Unusable;
+    };
+    let mut new = block.to_owned();
     if !old.ends_with('\n') && new.ends_with('\n') {
         new.pop();
     }
-    if new.trim().is_empty() || new.trim_end() == old.trim_end() {
-        return None;
+    if new.trim_end() == old.trim_end() {
+        return Rewrite::Unchanged;
+    }
+    if new.trim().is_empty() {
+        return Rewrite::Unusable;
     }
     if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
-        return None;
+        return Rewrite::Unusable;
     }
-    Some(new)
+    Rewrite::New(new)
 }
 
 /// The least share of the file's characters a new text that takes nothing out keeps:
@@ -278,8 +316,22 @@ impl Interceptor for RewriteEdits {
             ));
         }
         let shown = shown_path(&self.workspace, &resolved, &path);
-        let Some(new) = self.new_text(&shown, &old, &prompt, intent).await else {
+        if self.state().unchanged.contains(&resolved) {
+            return ToolAction::Deny(unchanged_refusal(&shown));
+        }
+        if self.state().unusable.contains(&resolved) {
             return ToolAction::Allow;
+        }
+        let new = match self.new_text(&shown, &old, &prompt, intent).await {
+            Rewrite::New(new) => new,
+            Rewrite::Unchanged => {
+                self.state().unchanged.push(resolved);
+                return ToolAction::Deny(unchanged_refusal(&shown));
+            }
+            Rewrite::Unusable => {
+                self.state().unusable.push(resolved);
+                return ToolAction::Allow;
+            }
         };
         let arguments = match call.name.as_str() {
             "edit" => serde_json::json!({"path": path, "old_string": old, "new_string": new}),
@@ -309,8 +361,99 @@ impl Interceptor for RewriteEdits {
         let (_, file) = state.pending.remove(at);
         if result.status == ToolResultStatus::Success {
             state.rewritten.push(file);
+        } else {
+            state.unusable.push(file);
         }
     }
+
+    async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
+        let Some((prompt, turn)) = current_turn(history) else {
+            return TurnEndAction::Finish;
+        };
+        let intent = read_intent(prompt);
+        if !intent.change {
+            return TurnEndAction::Finish;
+        }
+        let changed: Vec<PathBuf> = changed_paths(turn)
+            .iter()
+            .filter_map(|path| self.workspace.resolve(path).ok())
+            .collect();
+        // In the prompt's order, the first file whose new text can be used: one call
+        // per turn end, and the model answers before the next.
+        for word in prompt.split_whitespace().filter_map(path_word) {
+            let Some((path, resolved, old)) = self.file(word).await else {
+                continue;
+            };
+            {
+                let state = self.state();
+                if changed.contains(&resolved)
+                    || state.rewritten.contains(&resolved)
+                    || state.unchanged.contains(&resolved)
+                    || state.unusable.contains(&resolved)
+                {
+                    continue;
+                }
+            }
+            let shown = shown_path(&self.workspace, &resolved, &path);
+            let new = self.new_text(&shown, &old, prompt, intent).await;
+            let mut state = self.state();
+            let new = match new {
+                Rewrite::New(new) => new,
+                Rewrite::Unchanged => {
+                    state.unchanged.push(resolved);
+                    continue;
+                }
+                Rewrite::Unusable => {
+                    state.unusable.push(resolved);
+                    continue;
+                }
+            };
+            // Counted as rewritten now: the call's result comes after this turn end, and
+            // a failed call is not asked for again.
+            state.rewritten.push(resolved);
+            return TurnEndAction::Call(OwnCall {
+                name: "edit".into(),
+                arguments: serde_json::json!({"path": path, "old_string": old, "new_string": new})
+                    .to_string(),
+                note: format!(
+                    "[saki made this edit: the request names {shown} and the turn had not \
+                     changed it, so saki asked for its whole new text for the request and \
+                     wrote it. Tell the person in one sentence what changed.]"
+                ),
+            });
+        }
+        TurnEndAction::Finish
+    }
+}
+
+/// The paths, as the model wrote them, of the files the calls of `turn` that succeeded
+/// changed.
+fn changed_paths(turn: &[Item]) -> Vec<String> {
+    let succeeded: Vec<&str> = turn
+        .iter()
+        .filter_map(|item| match item {
+            Item::ToolResult {
+                status: ToolResultStatus::Success,
+                ctx,
+                ..
+            } => Some(ctx.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    turn.iter()
+        .filter_map(|item| match item {
+            Item::ToolCall {
+                name,
+                arguments,
+                ctx,
+                ..
+            } if changes_files(name) && succeeded.contains(&ctx.call_id.as_str()) => {
+                let input = serde_json::from_str::<serde_json::Value>(arguments).ok()?;
+                input.get("path")?.as_str().map(str::to_owned)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -22,27 +22,35 @@ fn a_rewrite_is_used_only_when_it_changes_the_file_and_keeps_enough_of_it() {
     let old = "name: api\nreplicas: 2\nimage: api:1.4\n";
     let scale = change("Scale the api to 5 replicas in deploy.yaml.");
     assert_eq!(
-        usable_rewrite(
+        read_rewrite(
             old,
             "```yaml\nname: api\nreplicas: 5\nimage: api:1.4\n```",
             scale
         ),
-        Some("name: api\nreplicas: 5\nimage: api:1.4\n".to_owned())
+        Rewrite::New("name: api\nreplicas: 5\nimage: api:1.4\n".to_owned())
     );
-    // The same text (spacing at the end aside): the model's own call runs.
+    // The same text (spacing at the end aside): the request changes nothing in it.
     assert_eq!(
-        usable_rewrite(old, &format!("```\n{old}\n```"), scale),
-        None
+        read_rewrite(old, &format!("```\n{old}\n```"), scale),
+        Rewrite::Unchanged
     );
     // A fragment of the file, on a request that takes nothing out.
-    assert_eq!(usable_rewrite(old, "```\nreplicas: 5\n```", scale), None);
+    assert_eq!(
+        read_rewrite(old, "```\nreplicas: 5\n```", scale),
+        Rewrite::Unusable
+    );
+    // No complete code block: nothing to write.
+    assert_eq!(
+        read_rewrite(old, "Set replicas to 5.", scale),
+        Rewrite::Unusable
+    );
     // A request to take something out may leave most of it out.
     let remove = change("Remove the image and replicas lines from deploy.yaml.");
     assert_eq!(
-        usable_rewrite(old, "```\nname: api\n```", remove),
-        Some("name: api\n".to_owned())
+        read_rewrite(old, "```\nname: api\n```", remove),
+        Rewrite::New("name: api\n".to_owned())
     );
-    assert_eq!(usable_rewrite(old, "```\n\n```", remove), None);
+    assert_eq!(read_rewrite(old, "```\n\n```", remove), Rewrite::Unusable);
 }
 
 #[test]
@@ -51,8 +59,8 @@ fn a_rename_that_changes_every_line_is_not_a_fragment() {
     let rename = change("Rename the function greet to welcome, where app.py uses it.");
     let new = "from greetings import welcome\n\nprint(welcome('Ann'))\n";
     assert_eq!(
-        usable_rewrite(old, &format!("```python\n{new}```"), rename),
-        Some(new.to_owned())
+        read_rewrite(old, &format!("```python\n{new}```"), rename),
+        Rewrite::New(new.to_owned())
     );
     // Much added to little is still the file, with more.
     let add = change("Add a function sub to calc.py.");
@@ -61,8 +69,8 @@ fn a_rename_that_changes_every_line_is_not_a_fragment() {
         "{old}\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
     );
     assert_eq!(
-        usable_rewrite(old, &format!("```\n{new}```"), add),
-        Some(new)
+        read_rewrite(old, &format!("```\n{new}```"), add),
+        Rewrite::New(new)
     );
 }
 
@@ -70,8 +78,8 @@ fn a_rename_that_changes_every_line_is_not_a_fragment() {
 fn a_file_without_a_last_line_break_keeps_none() {
     let scale = change("Set LIMIT to 25.");
     assert_eq!(
-        usable_rewrite("LIMIT = 10", "```python\nLIMIT = 25\n```", scale),
-        Some("LIMIT = 25".to_owned())
+        read_rewrite("LIMIT = 10", "```python\nLIMIT = 25\n```", scale),
+        Rewrite::New("LIMIT = 25".to_owned())
     );
 }
 
