@@ -334,6 +334,53 @@ TASKS += [
       "helpers.py": "def load(p):\n    return open(p).read()\n\n\ndef save(p, t):\n    open(p, 'w').write(t)\n"},
      "Which function from helpers.py does main.py use?",
      lambda ws, a: None if has(a, "load") else "answer lacks load"),
+    # The third set: everyday shapes over several files, nested structured files, fixes
+    # checked by running, answers deeper in the tree. Halves drawn by a seeded shuffle.
+    ("config-flag", "tune",
+     {"settings.json": '{\n  "server": {\n    "host": "localhost",\n    "port": 8000\n  },\n'
+                       '  "debug": false\n}\n'},
+     "Turn on debug in settings.json.",
+     lambda ws, a: None if json_path(ws, "settings.json", "debug") is True
+     and json_path(ws, "settings.json", "server", "port") == 8000
+     else "settings.json is %r" % read(ws, "settings.json")),
+    ("fix-crash-run", "held",
+     {"main.py": "prices = {'apple': 3, 'pear': 4}\n\ntotal = 0\n"
+                 "for name in ['apple', 'pear', 'plum']:\n    total += prices[name]\nprint(total)\n"},
+     "python3 main.py crashes with a KeyError. Make it skip fruits that have no price.",
+     lambda ws, a: prints(ws, "7", "python3", "main.py")),
+    ("two-file-version", "tune",
+     {"package.json": '{\n  "name": "web",\n  "version": "1.2.0"\n}\n', "VERSION": "1.2.0\n"},
+     "Bump the version to 1.3.0 in package.json and VERSION.",
+     lambda ws, a: None if json_path(ws, "package.json", "version") == "1.3.0"
+     and json_path(ws, "package.json", "name") == "web"
+     and (read(ws, "VERSION") or "").strip() == "1.3.0"
+     else "package.json is %r, VERSION is %r" % (read(ws, "package.json"), read(ws, "VERSION"))),
+    ("json-rename-key", "tune", {"user.json": '{\n  "user_name": "ann",\n  "age": 30\n}\n'},
+     "Rename the key user_name to username in user.json.",
+     lambda ws, a: None if json_path(ws, "user.json", "username") == "ann"
+     and json_path(ws, "user.json", "age") == 30 and json_path(ws, "user.json", "user_name") is None
+     else "user.json is %r" % read(ws, "user.json")),
+    ("env-add-var", "held", {".env.example": "DB_URL=\nSECRET=\n"},
+     "Add a LOG_LEVEL variable to .env.example.",
+     lambda ws, a: None if [l.split("=")[0] for l in (read(ws, ".env.example") or "").split()]
+     == ["DB_URL", "SECRET", "LOG_LEVEL"] else ".env.example is %r" % read(ws, ".env.example")),
+    ("import-fix", "held",
+     {"mathutils.py": "def double(x):\n    return x * 2\n",
+      "main.py": "from mathutil import double\n\nprint(double(21))\n"},
+     "main.py fails with ModuleNotFoundError. Fix the import.",
+     lambda ws, a: file_is(ws, "mathutils.py", "def double(x):\n    return x * 2\n")
+     or prints(ws, "42", "python3", "main.py")),
+    ("which-test", "held",
+     {"tests/test_login.py": "def test_login():\n    assert True\n",
+      "tests/test_cart.py": "def test_cart_total():\n    assert True\n",
+      "app/cart.py": "def total(items):\n    return sum(items)\n"},
+     "Which test file covers the cart?",
+     lambda ws, a: None if "test_cart" in a and "test_login" not in a else "answer is not test_cart.py"),
+    ("yaml-list-add", "tune", {"ci.yml": "steps:\n  - lint\n  - test\n"},
+     "Add a build step after test in ci.yml.",
+     lambda ws, a: None if [l.strip() for l in (read(ws, "ci.yml") or "").splitlines() if l.strip()]
+     == ["steps:", "- lint", "- test", "- build"] else "ci.yml is %r" % read(ws, "ci.yml")),
 ]
 QUESTIONS |= {"nested-constant", "json-nested-value", "find-todo", "count-rows-deep",
-              "word-count", "which-helper"}
+              "word-count", "which-helper",
+              "which-test"}

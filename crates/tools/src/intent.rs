@@ -190,14 +190,19 @@ fn without_paths(sentence: &str) -> String {
 /// (`shapes.py`, `.env`), taken out of the quotes and closing marks around it
 /// (`` `shapes.py`? `` and `"calc.py".`).
 pub(crate) fn path_word(word: &str) -> Option<&str> {
+    let word = bare_word(word);
+    (word.len() > 1 && (word.contains('/') || word.contains('.'))).then_some(word)
+}
+
+/// `word` out of the quotes, brackets and closing marks around it (`` `VERSION`. `` is
+/// `VERSION`).
+pub(crate) fn bare_word(word: &str) -> &str {
     const AROUND: [char; 13] = [
         '`', '"', '\'', '(', ')', '[', ']', '<', '>', ',', ';', ':', '!',
     ];
-    let word = word
-        .trim_matches(AROUND)
+    word.trim_matches(AROUND)
         .trim_end_matches(['.', '?'])
-        .trim_matches(AROUND);
-    (word.len() > 1 && (word.contains('/') || word.contains('.'))).then_some(word)
+        .trim_matches(AROUND)
 }
 
 /// The prompt of the turn `history` ends in, and that turn's items from its prompt on.

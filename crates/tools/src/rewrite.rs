@@ -27,7 +27,7 @@
 //! ([`TurnEndAction::Call`]). A named file the request does not ask to change comes back
 //! as it is (the test a fix must pass), and is left alone.
 
-use crate::intent::{changes_files, current_turn, path_word, read_intent, Intent};
+use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
 use saki_llm_client::{CancellationToken, Client, Message, Request, ResponseStatus, StopReason};
 use saki_llm_worker::interceptor::{
@@ -380,7 +380,7 @@ impl Interceptor for RewriteEdits {
             .collect();
         // In the prompt's order, the first file whose new text can be used: one call
         // per turn end, and the model answers before the next.
-        for word in prompt.split_whitespace().filter_map(path_word) {
+        for word in named_files(prompt) {
             let Some((path, resolved, old)) = self.file(word).await else {
                 continue;
             };
@@ -424,6 +424,28 @@ impl Interceptor for RewriteEdits {
         }
         TurnEndAction::Finish
     }
+}
+
+/// The words of `prompt` that may name files, each once: those written as paths
+/// (`deploy.yaml`, `src/app.py`), and names with no dot that are often files' whole
+/// names (`VERSION`, `Makefile`, `Dockerfile`), read as files only where they exist.
+fn named_files(prompt: &str) -> Vec<&str> {
+    let mut words: Vec<&str> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let named = path_word(word).or_else(|| {
+            let word = bare_word(word);
+            let name_like = word.len() > 1
+                && word.chars().any(|c| c.is_ascii_uppercase())
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+            name_like.then_some(word)
+        });
+        if let Some(named) = named.filter(|w| !words.contains(w)) {
+            words.push(named);
+        }
+    }
+    words
 }
 
 /// The paths, as the model wrote them, of the files the calls of `turn` that succeeded

@@ -91,3 +91,17 @@ fn the_request_shows_the_file_then_the_persons_words() {
          complete new content of calc.py, all of it, in one code block."
     );
 }
+
+#[test]
+fn files_are_named_by_paths_and_by_capitalised_whole_names() {
+    assert_eq!(
+        named_files("Bump the version to 1.3.0 in package.json and `VERSION`. See Makefile, src/a.py and package.json."),
+        vec!["Bump", "1.3.0", "package.json", "VERSION", "See", "Makefile", "src/a.py"]
+    );
+    // Capitalised words are read as files only where such files exist; lower-case words
+    // without a dot are the request's words, not files.
+    assert_eq!(
+        named_files("rename build to make in setup"),
+        Vec::<&str>::new()
+    );
+}
