@@ -240,7 +240,18 @@ fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
     if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
         return Rewrite::Unusable;
     }
+    if breaks_json(old, &new) {
+        return Rewrite::Unusable;
+    }
     Rewrite::New(new)
+}
+
+/// Whether `old` is JSON and `new` is not: a rewrite that would leave a valid JSON file
+/// broken (a small model drops a comma, or answers with a comment in it) is not written.
+fn breaks_json(old: &str, new: &str) -> bool {
+    let parses = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    let looks_json = old.trim_start().starts_with(['{', '[']);
+    looks_json && parses(old) && !parses(new)
 }
 
 /// The least share of the file's characters a new text that takes nothing out keeps:

@@ -105,3 +105,22 @@ fn files_are_named_by_paths_and_by_capitalised_whole_names() {
         Vec::<&str>::new()
     );
 }
+
+#[test]
+fn a_rewrite_that_breaks_a_json_file_is_not_written() {
+    let old = "{\n  \"name\": \"web\",\n  \"version\": \"1.2.0\"\n}\n";
+    let bump = change("Bump the version to 1.3.0 in package.json.");
+    let broken = "```json\n{\n  \"name\": \"web\"\n  \"version\": \"1.3.0\"\n}\n```";
+    assert_eq!(read_rewrite(old, broken, bump), Rewrite::Unusable);
+    let fixed = "```json\n{\n  \"name\": \"web\",\n  \"version\": \"1.3.0\"\n}\n```";
+    assert_eq!(
+        read_rewrite(old, fixed, bump),
+        Rewrite::New("{\n  \"name\": \"web\",\n  \"version\": \"1.3.0\"\n}\n".to_owned())
+    );
+    // A file that was not valid JSON may be repaired, or not: it is not judged.
+    let fix = change("config.json does not parse. Fix it.");
+    assert_eq!(
+        read_rewrite("{\"a\": 1,}\n", "```\n{\"a\": 1}\n```", fix),
+        Rewrite::New("{\"a\": 1}\n".to_owned())
+    );
+}
