@@ -267,3 +267,50 @@ fn a_named_file_that_comes_back_as_it_is_is_left_alone_and_asked_for_once() {
     // unchanged, is not asked for again at the second turn end.
     assert_eq!(server.requests().len(), 4);
 }
+
+#[test]
+fn a_change_to_a_file_whose_new_text_comes_back_unchanged_is_refused() {
+    const STACK: &str = "class Stack:\n    def pop(self):\n        return self.items[0]\n";
+    const TEST: &str = "from stack import Stack\nassert Stack().pop() == 2\n";
+    let server = small_model_server();
+    // The model "fixes" the test; asked apart, the test comes back as it is.
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"test_stack.py\", \
+         \"old_string\": \"== 2\", \"new_string\": \"== 1\"}}",
+    ));
+    server.push(Turn::text(format!("```python\n{TEST}```")));
+    // Told so, it tries again: refused without another request.
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"test_stack.py\", \
+         \"old_string\": \"assert\", \"new_string\": \"# assert\"}}",
+    ));
+    server.push(Turn::text("I could not fix it."));
+    // The turn end: stack.py, named and unchanged, is asked for and written.
+    server.push(Turn::text(
+        "```python\nclass Stack:\n    def pop(self):\n        return self.items.pop()\n```",
+    ));
+    server.push(Turn::text("pop now takes the last item."));
+    let e = env_with(&[("stack.py", STACK), ("test_stack.py", TEST)]);
+    let events = run(
+        &server,
+        &e,
+        "python3 test_stack.py fails. Fix stack.py so that the test passes.",
+    );
+    let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
+    assert_eq!(file("test_stack.py"), TEST);
+    assert_eq!(
+        file("stack.py"),
+        "class Stack:\n    def pop(self):\n        return self.items.pop()\n"
+    );
+    let results: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_result")
+        .collect();
+    for refused in &results[..2] {
+        assert_eq!(refused["item"]["status"], "denied", "{refused}");
+        let output = refused["item"]["output"].as_str().unwrap();
+        assert!(output.contains("came back unchanged"), "{output}");
+    }
+    assert_eq!(results[2]["item"]["status"], "success", "{}", results[2]);
+    assert_eq!(server.requests().len(), 6);
+}

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env_with, events as json_lines};
+use common::{env_with, events as json_lines, llamacpp};
 use saki_testkit::{MockServer, Reply, Turn};
 
 #[test]
@@ -132,16 +132,7 @@ fn a_local_server_parser_failure_is_tried_again_with_an_alert() {
 /// its result as text too. With `tool_calling = "native"` the tool list is back.
 #[test]
 fn a_small_model_on_a_local_server_gets_its_tools_in_the_prompt() {
-    let server = MockServer::start().unwrap();
-    server.set_server_info(
-        "/props",
-        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
-            "chat_template_caps": {"supports_tool_calls": true}}),
-    );
-    server.set_server_info(
-        "/v1/models",
-        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
-    );
+    let server = llamacpp(630_167_424);
     server.push(Turn::text(
         "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
     ));
@@ -208,16 +199,7 @@ fn a_small_model_on_a_local_server_gets_its_tools_in_the_prompt() {
 /// backslash after the bracket, both as a tool result and as an `@path` file.
 #[test]
 fn markers_in_a_file_never_reach_a_prompted_model_raw() {
-    let server = MockServer::start().unwrap();
-    server.set_server_info(
-        "/props",
-        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
-            "chat_template_caps": {"supports_tool_calls": true}}),
-    );
-    server.set_server_info(
-        "/v1/models",
-        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
-    );
+    let server = llamacpp(630_167_424);
     server.push(Turn::text(
         "{\"name\": \"read_file\", \"arguments\": {\"path\": \"NOTE.txt\"}}",
     ));
@@ -303,16 +285,7 @@ fn ollama_model_facts_choose_how_tools_are_offered() {
 
 #[test]
 fn a_local_server_reached_by_base_url_alone_is_asked_what_it_is_and_sampled_greedily() {
-    let server = MockServer::start().unwrap();
-    server.set_server_info(
-        "/props",
-        serde_json::json!({"default_generation_settings": {"n_ctx": 8192},
-            "chat_template_caps": {"supports_tool_calls": true}}),
-    );
-    server.set_server_info(
-        "/v1/models",
-        serde_json::json!({"data": [{"id": "local", "meta": {"n_params": 630_167_424_u64}}]}),
-    );
+    let server = llamacpp(630_167_424);
     server.push(Turn::text("Hello."));
     let e = env_with(&[]);
     let out = e

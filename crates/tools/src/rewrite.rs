@@ -35,6 +35,7 @@ use saki_llm_worker::interceptor::{
     OWN_CALL_PREFIX,
 };
 use saki_llm_worker::{BackgroundKind, BackgroundUsage, Item, Responder, ToolResultStatus};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -53,14 +54,35 @@ struct TurnState {
     intent: Option<Intent>,
     /// Calls replaced, waiting for their results: (call id, file).
     pending: Vec<(String, PathBuf)>,
-    /// Files rewritten in this turn.
-    rewritten: Vec<PathBuf>,
-    /// Files whose new text was asked for in this turn and could not be used (asked
-    /// again with the same words, greedy sampling gives the same answer), or whose
-    /// rewritten call was refused.
-    unusable: Vec<PathBuf>,
-    /// Files whose new text for this turn's request came back as they are.
-    unchanged: Vec<PathBuf>,
+    /// Files whose new text was asked for in this turn, and what came of it: each is
+    /// asked for once (asked again with the same words, greedy sampling answers the same).
+    settled: HashMap<PathBuf, Settled>,
+}
+
+/// What came of asking for a file's new text in a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// Written: the file is not changed again in the turn.
+    Rewritten,
+    /// It came back as it is: the request needs no change to it.
+    Unchanged,
+    /// Nothing usable came back, or the rewritten call was refused: the model's own
+    /// calls of it run.
+    Unusable,
+}
+
+impl Settled {
+    /// What a change the model asks for of a file settled so.
+    fn action(self, path: &str, shown: &str) -> ToolAction {
+        match self {
+            Settled::Rewritten => ToolAction::Deny(format!(
+                "{path} was already changed for this request in this turn, as its earlier \
+                 result shows; leave it as it is and answer the person."
+            )),
+            Settled::Unchanged => ToolAction::Deny(unchanged_refusal(shown)),
+            Settled::Unusable => ToolAction::Allow,
+        }
+    }
 }
 
 /// The model and bounds of the rewrite request: the session's own.
@@ -109,6 +131,33 @@ impl RewriteEdits {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn settled(&self, file: &PathBuf) -> Option<Settled> {
+        self.state().settled.get(file).copied()
+    }
+
+    fn settle(&self, file: PathBuf, settled: Settled) {
+        self.state().settled.insert(file, settled);
+    }
+
+    /// The file's new text for `prompt`, or, when there is none to write, how the file
+    /// is settled (recorded for the turn).
+    async fn ask(
+        &self,
+        resolved: &std::path::Path,
+        shown: &str,
+        old: &str,
+        prompt: &str,
+        intent: Intent,
+    ) -> Result<String, Settled> {
+        let settled = match self.new_text(shown, old, prompt, intent).await {
+            Rewrite::New(new) => return Ok(new),
+            Rewrite::Unchanged => Settled::Unchanged,
+            Rewrite::Unusable => Settled::Unusable,
+        };
+        self.settle(resolved.to_path_buf(), settled);
+        Err(settled)
     }
 
     /// The largest file rewritten, in bytes.
@@ -320,29 +369,13 @@ impl Interceptor for RewriteEdits {
         let Some((path, resolved, old)) = self.file(path).await else {
             return ToolAction::Allow;
         };
-        if self.state().rewritten.contains(&resolved) {
-            return ToolAction::Deny(format!(
-                "{path} was already changed for this request in this turn, as its earlier \
-                 result shows; leave it as it is and answer the person."
-            ));
-        }
         let shown = shown_path(&self.workspace, &resolved, &path);
-        if self.state().unchanged.contains(&resolved) {
-            return ToolAction::Deny(unchanged_refusal(&shown));
+        if let Some(settled) = self.settled(&resolved) {
+            return settled.action(&path, &shown);
         }
-        if self.state().unusable.contains(&resolved) {
-            return ToolAction::Allow;
-        }
-        let new = match self.new_text(&shown, &old, &prompt, intent).await {
-            Rewrite::New(new) => new,
-            Rewrite::Unchanged => {
-                self.state().unchanged.push(resolved);
-                return ToolAction::Deny(unchanged_refusal(&shown));
-            }
-            Rewrite::Unusable => {
-                self.state().unusable.push(resolved);
-                return ToolAction::Allow;
-            }
+        let new = match self.ask(&resolved, &shown, &old, &prompt, intent).await {
+            Ok(new) => new,
+            Err(settled) => return settled.action(&path, &shown),
         };
         let arguments = match call.name.as_str() {
             "edit" => serde_json::json!({"path": path, "old_string": old, "new_string": new}),
@@ -370,11 +403,11 @@ impl Interceptor for RewriteEdits {
             return;
         };
         let (_, file) = state.pending.remove(at);
-        if result.status == ToolResultStatus::Success {
-            state.rewritten.push(file);
-        } else {
-            state.unusable.push(file);
-        }
+        let settled = match result.status {
+            ToolResultStatus::Success => Settled::Rewritten,
+            _ => Settled::Unusable,
+        };
+        state.settled.insert(file, settled);
     }
 
     async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
@@ -395,33 +428,16 @@ impl Interceptor for RewriteEdits {
             let Some((path, resolved, old)) = self.file(word).await else {
                 continue;
             };
-            {
-                let state = self.state();
-                if changed.contains(&resolved)
-                    || state.rewritten.contains(&resolved)
-                    || state.unchanged.contains(&resolved)
-                    || state.unusable.contains(&resolved)
-                {
-                    continue;
-                }
+            if changed.contains(&resolved) || self.settled(&resolved).is_some() {
+                continue;
             }
             let shown = shown_path(&self.workspace, &resolved, &path);
-            let new = self.new_text(&shown, &old, prompt, intent).await;
-            let mut state = self.state();
-            let new = match new {
-                Rewrite::New(new) => new,
-                Rewrite::Unchanged => {
-                    state.unchanged.push(resolved);
-                    continue;
-                }
-                Rewrite::Unusable => {
-                    state.unusable.push(resolved);
-                    continue;
-                }
+            let Ok(new) = self.ask(&resolved, &shown, &old, prompt, intent).await else {
+                continue;
             };
             // Counted as rewritten now: the call's result comes after this turn end, and
             // a failed call is not asked for again.
-            state.rewritten.push(resolved);
+            self.settle(resolved, Settled::Rewritten);
             return TurnEndAction::Call(OwnCall {
                 name: "edit".into(),
                 arguments: serde_json::json!({"path": path, "old_string": old, "new_string": new})
