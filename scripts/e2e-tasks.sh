@@ -5,7 +5,7 @@
 #                        [--only task1,task2] [--codex PATH] [--server local|stock] [--git]
 #                        [--events DIR] [-- SAKI_ARGS...]
 #
-# Runs the 52 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
+# Runs the 60 tasks of scripts/e2e/task_list.py (questions about files, edits, fixes
 # checked by running the code, several files and formats, trees a level or two deep), split into a tuning half and
 # a held-out half whose results are printed only as totals, with Qwen2.5-Coder-0.5B
 # on llama.cpp's server (xllamacpp, stock sampling), reached by a bare --base-url (or
