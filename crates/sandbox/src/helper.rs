@@ -54,6 +54,9 @@ struct Args {
     /// The restricted half: enforce, then become the command.
     inner: bool,
     policy: SandboxPolicy,
+    /// The process that started the helper (`--parent PID`): if it is gone by the time
+    /// the helper asks to be told of its death, nothing would ever tell it.
+    parent: Option<u32>,
     command: Vec<OsString>,
 }
 
@@ -61,6 +64,7 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
     let mut probe = false;
     let mut inner = false;
     let mut policy = None;
+    let mut parent = None;
     let mut rest = args.iter();
     let mut command = Vec::new();
     while let Some(arg) = rest.next() {
@@ -77,6 +81,10 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
                         .map_err(|e| format!("invalid --policy: {e}"))?,
                 );
             }
+            Some("--parent") => {
+                let pid = rest.next().and_then(|p| p.to_str()?.parse().ok());
+                parent = Some(pid.ok_or("--parent needs a process id")?);
+            }
             Some("--") => {
                 command.extend(rest.by_ref().cloned());
                 break;
@@ -92,6 +100,7 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
         probe,
         inner,
         policy,
+        parent,
         command,
     })
 }
@@ -114,6 +123,14 @@ pub fn helper_main(args: &[OsString]) -> Result<HelperExit, HelperError> {
         return Ok(HelperExit::Exited(127));
     }
     become_reaper();
+    // saki killed before the death signal was asked for: the helper was handed to
+    // another parent and would outlive it with its command.
+    if parsed
+        .parent
+        .is_some_and(|parent| std::os::unix::process::parent_id() != parent)
+    {
+        return Ok(HelperExit::Exited(HELPER_FAILED));
+    }
     let mut signals =
         signal_hook::iterator::Signals::new([libc_sig::TERM, libc_sig::HUP, libc_sig::INT])
             .map_err(HelperError::Signals)?;

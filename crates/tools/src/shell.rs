@@ -130,7 +130,15 @@ pub(crate) fn spawn(
             let own = runtime.and_then(|r| r.policy_for(mark.as_ref()));
             let policy = own.as_deref().unwrap_or(session_policy);
             let mut c = tokio::process::Command::new(program);
-            c.args([HELPER_SUBCOMMAND, "--policy", policy, "--"]);
+            let parent = std::process::id().to_string();
+            c.args([
+                HELPER_SUBCOMMAND,
+                "--parent",
+                &parent,
+                "--policy",
+                policy,
+                "--",
+            ]);
             c.arg("bash");
             c
         }
