@@ -218,6 +218,9 @@ TASKS = [
                                         read(ws, "run.sh") or "") else "run.sh is %r" % read(ws, "run.sh")),
 ]
 
+# The suite's first twelve tasks: the everyday shapes it began with (one file, one step).
+FIRST_SHAPES = {t[0] for t in TASKS[:12]}
+
 # Tasks that ask only a question: passing also means every file is left as it was (a model
 # that "answers" by rewriting calc.py to print 42 has not passed).
 QUESTIONS = {"read-word", "find-definition", "count-lines", "list-directory", "read-version",

@@ -86,14 +86,43 @@ fn a_small_models_edit_is_made_from_the_files_new_text() {
 fn without_a_usable_new_text_the_models_own_edit_runs() {
     let server = small_model_server();
     server.push(Turn::text(WRONG_EDIT));
-    // No code block: nothing to write in place of the model's call.
+    // No code block, twice: nothing to write in place of the model's call.
     server.push(Turn::text("Set replicas to 5."));
+    server.push(Turn::text("Set replicas to 5, and keep the rest."));
     server.push(Turn::text("Done."));
     let e = env_with(&[("deploy.yaml", DEPLOY)]);
     let events = run(&server, &e, PROMPT);
     assert_eq!(read(&e), "name: api\nreplicas: 2\nimage: api:1.5\n");
     let output = tool_result(&events)["item"]["output"].as_str().unwrap();
     assert!(!output.contains("whole new text"), "{output}");
+}
+
+#[test]
+fn an_unusable_new_text_is_asked_for_once_more_asking_to_keep_the_rest() {
+    let server = small_model_server();
+    server.push(Turn::text(WRONG_EDIT));
+    // A fragment first, then the whole file.
+    server.push(Turn::text("```yaml\nreplicas: 5\n```"));
+    server.push(Turn::text(
+        "```yaml\nname: api\nreplicas: 5\nimage: api:1.4\n```",
+    ));
+    server.push(Turn::text("The api now has 5 replicas."));
+    let e = env_with(&[("deploy.yaml", DEPLOY)]);
+    let events = run(&server, &e, PROMPT);
+    assert_eq!(read(&e), "name: api\nreplicas: 5\nimage: api:1.4\n");
+    let requests = server.requests();
+    let first = requests[1].body["messages"].to_string();
+    let second = requests[2].body["messages"].to_string();
+    assert!(!first.contains("Change nothing"), "{first}");
+    assert!(
+        second.contains(PROMPT) && second.contains("Change nothing the request does not ask for."),
+        "{second}"
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["background_usage"]["rewrite"]["requests"], 2, "{done}");
 }
 
 #[test]

@@ -31,8 +31,11 @@ use std::sync::Mutex;
 pub struct Intent {
     /// Some sentence asks for a change to files.
     pub change: bool,
-    /// Some sentence asks for something to be removed, moved or renamed.
+    /// Some sentence asks for a file to be removed, moved or renamed.
     pub removal: bool,
+    /// Some sentence asks for something, a file or a part of one, to be removed, moved
+    /// or renamed.
+    pub reshapes: bool,
     /// Every sentence that asks for a change asks only to add something.
     pub additive: bool,
     /// Every sentence that asks for a change asks only for something to be taken out.
@@ -228,6 +231,7 @@ pub fn read_intent(prompt: &str) -> Intent {
     let mut intent = Intent {
         change: false,
         removal: false,
+        reshapes: false,
         additive: false,
         subtractive: false,
     };
@@ -238,9 +242,10 @@ pub fn read_intent(prompt: &str) -> Intent {
             continue;
         }
         intent.change = true;
+        let reshapes = mentions(&sentence, REMOVAL_STEMS);
+        intent.reshapes |= reshapes;
         // "Remove the DEBUG line" asks for a line to go, not the file.
-        intent.removal |=
-            mentions(&sentence, REMOVAL_STEMS) && !mentions(&without_paths(&sentence), PART_STEMS);
+        intent.removal |= reshapes && !mentions(&without_paths(&sentence), PART_STEMS);
         if asks_only_to_add(&sentence) {
             intent.additive = true;
         } else {

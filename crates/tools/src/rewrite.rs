@@ -27,6 +27,8 @@
 //! ([`TurnEndAction::Call`]). A named file the request does not ask to change comes back
 //! as it is (the test a fix must pass), and is left alone.
 
+mod answer;
+
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
 use saki_llm_client::{CancellationToken, Client, Message, Request, ResponseStatus, StopReason};
@@ -39,6 +41,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
+
+use answer::{read_rewrite, Rewrite};
 
 /// How the new text is asked for: the lean chat that measured best (no tools, no rules).
 const REWRITE_SYSTEM: &str = "You are a coding assistant.";
@@ -182,12 +186,32 @@ impl RewriteEdits {
         Some((meant, resolved, text))
     }
 
-    /// What the model gives as the file's new text for `prompt`.
+    /// What the model gives as the file's new text for `prompt`. An answer that cannot
+    /// be used is asked for once more, with the words that ask to keep the rest as it is
+    /// (greedy sampling gives the same answer to the same words); one that then comes
+    /// back unchanged is not read as "nothing to change", since the first one changed it.
     async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
+        let mut rewrite = Rewrite::Unusable;
+        for (attempt, ask) in REWRITE_ASKS.iter().enumerate() {
+            let Some(answer) = self.answer(&rewrite_prompt(shown, old, prompt, ask)).await else {
+                return Rewrite::Unusable;
+            };
+            rewrite = match read_rewrite(old, &answer, intent) {
+                Rewrite::Unchanged if attempt > 0 => Rewrite::Unusable,
+                Rewrite::Unusable => continue,
+                usable => return usable,
+            };
+        }
+        rewrite
+    }
+
+    /// The model's complete answer to `user` in a chat with no tools and no history, or
+    /// nothing when the request failed or the answer was cut off.
+    async fn answer(&self, user: &str) -> Option<String> {
         let request = Request {
             model: self.model.model.clone(),
             system: Some(REWRITE_SYSTEM.to_owned()),
-            messages: vec![Message::user_text(rewrite_prompt(shown, old, prompt))],
+            messages: vec![Message::user_text(user)],
             tools: Vec::new(),
             max_output_tokens: Some(self.model.max_output_tokens),
             temperature: self.model.temperature,
@@ -202,7 +226,7 @@ impl RewriteEdits {
             Ok(response) => response,
             Err(e) => {
                 tracing::debug!(error = %e, "the rewrite request failed");
-                return Rewrite::Unusable;
+                return None;
             }
         };
         if let Some(usage) = &self.usage {
@@ -211,10 +235,7 @@ impl RewriteEdits {
         }
         let complete = response.status == ResponseStatus::Completed
             && response.stop_reason != Some(StopReason::MaxTokens);
-        if !complete {
-            return Rewrite::Unusable;
-        }
-        read_rewrite(old, &response.text(), intent)
+        complete.then(|| response.text())
     }
 }
 
@@ -230,8 +251,15 @@ fn unchanged_refusal(shown: &str) -> String {
     )
 }
 
-/// The request for a file's new text: the file in a code block, then the person's words.
-fn rewrite_prompt(shown: &str, old: &str, prompt: &str) -> String {
+/// What follows the request for a file's new text: first nothing, then, when the first
+/// answer cannot be used, the words that on the task suite turned a moved JSON key and
+/// a plain file written as JSON into the change asked for (and lost as many as they won
+/// when asked first).
+const REWRITE_ASKS: [&str; 2] = ["", " Change nothing the request does not ask for."];
+
+/// The request for a file's new text: the file in a code block, then the person's words,
+/// then `ask`.
+fn rewrite_prompt(shown: &str, old: &str, prompt: &str, ask: &str) -> String {
     let newline = if old.ends_with('\n') || old.is_empty() {
         ""
     } else {
@@ -239,90 +267,9 @@ fn rewrite_prompt(shown: &str, old: &str, prompt: &str) -> String {
     };
     format!(
         "{shown}:\n```\n{old}{newline}```\n\n{}\nReply with the complete new content of \
-         {shown}, all of it, in one code block.",
+         {shown}, all of it, in one code block.{ask}",
         prompt.trim()
     )
-}
-
-/// The text of the first complete code block of `answer`, without its fences.
-fn code_block(answer: &str) -> Option<&str> {
-    let open = answer.find("```")?;
-    let after_info = open + 3 + answer[open + 3..].find('\n')? + 1;
-    let body = &answer[after_info..];
-    let close = if body.starts_with("```") {
-        0
-    } else {
-        body.find("\n```")? + 1
-    };
-    Some(&body[..close])
-}
-
-/// What a rewrite request gave for a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Rewrite {
-    /// A new text to write.
-    New(String),
-    /// The file as it is: the request, read with the file in front of the model and
-    /// nothing else, changes nothing in it.
-    Unchanged,
-    /// Nothing that can be written: no complete code block, or a fragment.
-    Unusable,
-}
-
-/// What the answer gives for `old`: a new text to write is a complete code block that
-/// changes the file and, unless the request takes something out, keeps at least half of
-/// its characters (a small model may answer with a fragment).
-fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
-    let Some(block) = code_block(answer) else {
-        return Rewrite::Unusable;
-    };
-    let mut new = block.to_owned();
-    if !old.ends_with('\n') && new.ends_with('\n') {
-        new.pop();
-    }
-    if new.trim_end() == old.trim_end() {
-        return Rewrite::Unchanged;
-    }
-    if new.trim().is_empty() {
-        return Rewrite::Unusable;
-    }
-    if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
-        return Rewrite::Unusable;
-    }
-    if breaks_json(old, &new) {
-        return Rewrite::Unusable;
-    }
-    Rewrite::New(new)
-}
-
-/// Whether `old` is JSON and `new` is not: a rewrite that would leave a valid JSON file
-/// broken (a small model drops a comma, or answers with a comment in it) is not written.
-fn breaks_json(old: &str, new: &str) -> bool {
-    let parses = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
-    let looks_json = old.trim_start().starts_with(['{', '[']);
-    looks_json && parses(old) && !parses(new)
-}
-
-/// The least share of the file's characters a new text that takes nothing out keeps:
-/// below it, the answer is a fragment (`replicas: 5` for a whole `deploy.yaml`).
-const MIN_SHARE_KEPT: f32 = 0.5;
-
-/// The share of `old`'s characters that `new` keeps, in order. By character, not by
-/// line: a rename changes every line that names the function and keeps most of each.
-fn share_kept(old: &str, new: &str) -> f32 {
-    if old.is_empty() {
-        return 1.0;
-    }
-    let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_millis(200))
-        .diff_chars(old, new);
-    let kept: usize = diff
-        .ops()
-        .iter()
-        .filter(|op| op.tag() == similar::DiffTag::Equal)
-        .map(|op| op.old_range().len())
-        .sum();
-    kept as f32 / old.chars().count() as f32
 }
 
 /// The path to show the model: relative to the workspace where it is inside it.

@@ -1,3 +1,4 @@
+use super::answer::code_block;
 use super::*;
 
 fn change(prompt: &str) -> Intent {
@@ -86,7 +87,12 @@ fn a_file_without_a_last_line_break_keeps_none() {
 #[test]
 fn the_request_shows_the_file_then_the_persons_words() {
     assert_eq!(
-        rewrite_prompt("calc.py", "def add(a, b):\n    return a - b", " Fix add. "),
+        rewrite_prompt(
+            "calc.py",
+            "def add(a, b):\n    return a - b",
+            " Fix add. ",
+            ""
+        ),
         "calc.py:\n```\ndef add(a, b):\n    return a - b\n```\n\nFix add.\nReply with the \
          complete new content of calc.py, all of it, in one code block."
     );
@@ -122,5 +128,58 @@ fn a_rewrite_that_breaks_a_json_file_is_not_written() {
     assert_eq!(
         read_rewrite("{\"a\": 1,}\n", "```\n{\"a\": 1}\n```", fix),
         Rewrite::New("{\"a\": 1}\n".to_owned())
+    );
+}
+
+#[test]
+fn a_rewrite_keeps_the_files_format() {
+    // A plain file named beside a JSON one does not come back as JSON.
+    let bump = change("Bump the version to 1.3.0 in package.json and VERSION.");
+    assert_eq!(
+        read_rewrite(
+            "1.2.0\n",
+            "```json\n{\n  \"version\": \"1.3.0\"\n}\n```",
+            bump
+        ),
+        Rewrite::Unusable
+    );
+    assert_eq!(
+        read_rewrite("1.2.0\n", "```\n1.3.0\n```", bump),
+        Rewrite::New("1.3.0\n".to_owned())
+    );
+    // An empty file may be written as JSON.
+    let create = change("Put {\"a\": 1} in data.json.");
+    assert_eq!(
+        read_rewrite("", "```\n{\"a\": 1}\n```", create),
+        Rewrite::New("{\"a\": 1}".to_owned())
+    );
+}
+
+#[test]
+fn a_json_rewrite_keeps_every_key_where_it_was_unless_something_is_taken_out() {
+    let old = "{\n  \"server\": {\n    \"port\": 8000\n  },\n  \"debug\": false\n}\n";
+    let turn_on = change("Turn on debug in settings.json.");
+    let moved =
+        "```json\n{\n  \"server\": {\n    \"port\": 8000,\n    \"debug\": true\n  }\n}\n```";
+    assert_eq!(read_rewrite(old, moved, turn_on), Rewrite::Unusable);
+    let right = "{\n  \"server\": {\n    \"port\": 8000\n  },\n  \"debug\": true\n}\n";
+    assert_eq!(
+        read_rewrite(old, &format!("```json\n{right}```"), turn_on),
+        Rewrite::New(right.to_owned())
+    );
+    // Keys added, and items of a list, are kept track of by position.
+    let list = "{\"users\": [{\"name\": \"a\"}]}";
+    let add = change("Add a user b to users.json.");
+    let added = "{\"users\": [{\"name\": \"a\"}, {\"name\": \"b\", \"admin\": false}]}";
+    assert_eq!(
+        read_rewrite(list, &format!("```\n{added}\n```"), add),
+        Rewrite::New(added.to_owned())
+    );
+    // A rename or a removal takes keys away on purpose.
+    let rename = change("Rename the key debug to verbose in settings.json.");
+    let renamed = old.replace("debug", "verbose");
+    assert_eq!(
+        read_rewrite(old, &format!("```\n{renamed}```"), rename),
+        Rewrite::New(renamed.clone())
     );
 }

@@ -1,0 +1,149 @@
+//! What the answer to a rewrite request gives for a file: a new text to write, the file
+//! as it is, or nothing usable. A small model's whole new text is checked before it
+//! replaces anything: it may be a fragment, break a JSON file, turn a plain file into a
+//! JSON document because the request also names a `package.json`, or move a key into a
+//! neighbouring object.
+
+use crate::intent::Intent;
+use std::collections::HashSet;
+
+/// What a rewrite request gave for a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Rewrite {
+    /// A new text to write.
+    New(String),
+    /// The file as it is: the request, read with the file in front of the model and
+    /// nothing else, changes nothing in it.
+    Unchanged,
+    /// Nothing that can be written: no complete code block, a fragment, or a text that
+    /// does not keep the file's format (see [`read_rewrite`]).
+    Unusable,
+}
+
+/// The text of the first complete code block of `answer`, without its fences.
+pub(super) fn code_block(answer: &str) -> Option<&str> {
+    let open = answer.find("```")?;
+    let after_info = open + 3 + answer[open + 3..].find('\n')? + 1;
+    let body = &answer[after_info..];
+    let close = if body.starts_with("```") {
+        0
+    } else {
+        body.find("\n```")? + 1
+    };
+    Some(&body[..close])
+}
+
+/// What the answer gives for `old`. A new text to write is a complete code block that
+/// changes the file and keeps its format:
+/// - unless the request takes something out, it keeps at least half of the file's
+///   characters (a small model may answer with a fragment);
+/// - unless the request removes, moves or renames something, a JSON file keeps every
+///   key where it was (asked to turn on a top-level `debug`, the model moved it into the
+///   `server` object beside it);
+/// - a valid JSON file stays valid JSON;
+/// - a file that is not JSON does not become a JSON document (asked to bump a version
+///   "in package.json and VERSION", the model wrote `VERSION` as `{"version": ...}`).
+pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
+    let Some(block) = code_block(answer) else {
+        return Rewrite::Unusable;
+    };
+    let mut new = block.to_owned();
+    if !old.ends_with('\n') && new.ends_with('\n') {
+        new.pop();
+    }
+    if new.trim_end() == old.trim_end() {
+        return Rewrite::Unchanged;
+    }
+    if new.trim().is_empty() {
+        return Rewrite::Unusable;
+    }
+    if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
+        return Rewrite::Unusable;
+    }
+    if breaks_json(old, &new) || becomes_json(old, &new) {
+        return Rewrite::Unusable;
+    }
+    if !intent.reshapes && moves_json_keys(old, &new) {
+        return Rewrite::Unusable;
+    }
+    Rewrite::New(new)
+}
+
+/// `text` as JSON, when it is a JSON object or array (a bare `1.2.0` or `true` is not
+/// read as a JSON document).
+fn json_document(text: &str) -> Option<serde_json::Value> {
+    if !text.trim_start().starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Whether `old` is a JSON document and `new` is not: a rewrite that would leave a valid
+/// JSON file broken (a small model drops a comma, or answers with a comment in it) is not
+/// written. A file that was not valid JSON is not judged: the request may be to repair it.
+fn breaks_json(old: &str, new: &str) -> bool {
+    json_document(old).is_some() && json_document(new).is_none()
+}
+
+/// Whether a file with text that is not JSON comes back as a JSON document.
+fn becomes_json(old: &str, new: &str) -> bool {
+    let was_json_like = old.trim().is_empty() || old.trim_start().starts_with(['{', '[']);
+    !was_json_like && json_document(new).is_some()
+}
+
+/// Whether a key of the JSON document `old` is not at the same place in `new` (moved
+/// into another object, or gone).
+fn moves_json_keys(old: &str, new: &str) -> bool {
+    let (Some(old), Some(new)) = (json_document(old), json_document(new)) else {
+        return false;
+    };
+    let mut old_paths = HashSet::new();
+    key_paths(&old, &mut Vec::new(), &mut old_paths);
+    let mut new_paths = HashSet::new();
+    key_paths(&new, &mut Vec::new(), &mut new_paths);
+    !old_paths.is_subset(&new_paths)
+}
+
+/// Every key of `value`, as the keys and array positions that lead to it.
+fn key_paths(value: &serde_json::Value, at: &mut Vec<String>, paths: &mut HashSet<Vec<String>>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map {
+                at.push(key.clone());
+                paths.insert(at.clone());
+                key_paths(inner, at, paths);
+                at.pop();
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (index, inner) in items.iter().enumerate() {
+                at.push(format!("[{index}]"));
+                key_paths(inner, at, paths);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The least share of the file's characters a new text that takes nothing out keeps:
+/// below it, the answer is a fragment (`replicas: 5` for a whole `deploy.yaml`).
+const MIN_SHARE_KEPT: f32 = 0.5;
+
+/// The share of `old`'s characters that `new` keeps, in order. By character, not by
+/// line: a rename changes every line that names the function and keeps most of each.
+fn share_kept(old: &str, new: &str) -> f32 {
+    if old.is_empty() {
+        return 1.0;
+    }
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_chars(old, new);
+    let kept: usize = diff
+        .ops()
+        .iter()
+        .filter(|op| op.tag() == similar::DiffTag::Equal)
+        .map(|op| op.old_range().len())
+        .sum();
+    kept as f32 / old.chars().count() as f32
+}
