@@ -260,29 +260,14 @@ impl Engine {
         worker.set_system_prompt(Some(system_prompt));
         let pod = Arc::new(PodInterceptor::default());
         worker.add_interceptor(pod.clone());
-        // Before approvals: a change the prompt did not ask for is refused, not put to
-        // the person.
         if settings.worker.guard_unasked_changes {
-            // First: the change guard and approval judge the call as it will run.
-            if settings.worker.rewrite_edits {
-                worker.add_interceptor(Arc::new(rewrite_edits(
-                    &settings, &worker, &workspace, &spent,
-                )));
+            let rewrite = settings
+                .worker
+                .rewrite_edits
+                .then(|| rewrite_edits(&settings, &worker, &workspace, &spent));
+            for guard in saki_tools::guards::small_model_guards(&workspace, rewrite) {
+                worker.add_interceptor(guard);
             }
-            worker.add_interceptor(Arc::new(saki_tools::intent::ChangeGuard::new()));
-            worker.add_interceptor(Arc::new(saki_tools::unsaved::UnsavedAnswer::new(
-                workspace.clone(),
-            )));
-            worker.add_interceptor(Arc::new(saki_tools::unlooked::UnlookedAnswer::new(
-                workspace.clone(),
-            )));
-            worker.add_interceptor(Arc::new(saki_tools::mentions::PromptMentions::new(
-                workspace.clone(),
-            )));
-            worker.add_interceptor(Arc::new(
-                saki_tools::project_commands::ProjectCommands::new(workspace.clone()),
-            ));
-            worker.add_interceptor(Arc::new(saki_tools::echo::NoteAnswer));
         }
         let mode = SharedMode::new(mode);
         let grants = Arc::new(SessionGrants::default());
@@ -625,11 +610,11 @@ fn rewrite_edits(
     workspace: &Arc<Workspace>,
     spent: &BackgroundUsage,
 ) -> saki_tools::rewrite::RewriteEdits {
-    let model = saki_tools::rewrite::RewriteModel {
-        client: worker.client().clone(),
-        model: settings.worker.model.clone(),
-        temperature: settings.worker.temperature,
-        max_output_tokens: settings.worker.max_output_tokens.unwrap_or(4096),
-    };
+    let model = saki_tools::rewrite::RewriteModel::new(
+        worker.client().clone(),
+        settings.worker.model.clone(),
+        settings.worker.temperature,
+        settings.worker.max_output_tokens,
+    );
     saki_tools::rewrite::RewriteEdits::new(workspace.clone(), model).with_usage(spent.clone())
 }

@@ -315,6 +315,12 @@ fn short(command: &str) -> String {
     format!("`{out}`")
 }
 
+/// `workspace` as a speculation's file tools see it: its files are the overlay's merged
+/// tree (language servers are reached through the view, not the workspace).
+pub fn seen_workspace(workspace: &Workspace, view: Arc<OverlayView>) -> Arc<Workspace> {
+    Arc::new(workspace.with_fs(view).without_code_intel())
+}
+
 /// The tools a speculation runs, behind [`ToolGate`] (which checks their paths): the
 /// real file tools (`read_file`, `write_file`, `edit`, `delete_file`, `ls`, `glob`,
 /// `grep`) on a copy of the workspace whose `Fs` is the overlay view, so they read the
@@ -335,7 +341,7 @@ pub fn speculation_tool_server(workspace: Arc<Workspace>, overlay: Arc<OverlayFs
         "grep",
     ];
     let view = Arc::new(OverlayView::new(overlay));
-    let seen = Arc::new(workspace.with_fs(view.clone()).without_code_intel());
+    let seen = seen_workspace(&workspace, view.clone());
     let mut files: Vec<Arc<dyn Tool>> = saki_tools::builtin_tools(seen)
         .into_iter()
         .filter(|t| FILE_TOOLS.contains(&t.name()))

@@ -3,7 +3,7 @@
 //! A completed speculation is accepted (overlay applied, items appended) or discarded.
 
 use crate::fork::{generate_suggestion_with, CacheSafeParams, ForkError, SuggestionPrompt};
-use crate::gate::{speculation_tool_server, BoundaryKind, ToolGate};
+use crate::gate::{seen_workspace, speculation_tool_server, BoundaryKind, ToolGate};
 use crate::gated::{gated_server, GateInterceptor, Stopper};
 use crate::overlay::{ApplyReport, OverlayFs};
 use crate::pairing::{ensure_tool_result_pairing, PairingError};
@@ -15,6 +15,7 @@ use saki_llm_worker::{
     recovery, BackgroundKind, BatchIds, Item, Observer, TurnStatus, Worker, WorkerConfig,
     WorkerEvent,
 };
+use saki_tools::rewrite::{RewriteEdits, RewriteModel};
 use saki_tools::{ApprovalMode, Workspace};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -367,6 +368,11 @@ impl Speculator {
         worker.offer_tools(params.tools.clone());
         worker.set_history(params.history.clone());
         worker.set_batch_ids(self.batch_ids.clone());
+        // The main loop's repairs for a small model, before the gate as they are before
+        // approval: the gate judges the call as it will run.
+        for guard in self.small_model_guards(overlay, worker.config()) {
+            worker.add_interceptor(guard);
+        }
         worker.add_interceptor(Arc::new(GateInterceptor {
             gate,
             hooks: self.hooks.clone(),
@@ -412,6 +418,36 @@ impl Speculator {
             boundary,
             commands_run: stopper.commands_run(),
         }
+    }
+
+    /// The interceptors the main loop runs a small local model behind
+    /// ([`saki_tools::guards`]), seeing the overlay's files; none for other models.
+    /// Rewrite requests go to the speculation's model and count as speculation.
+    fn small_model_guards(
+        &self,
+        overlay: &Arc<OverlayFs>,
+        config: &WorkerConfig,
+    ) -> Vec<Arc<dyn saki_llm_worker::interceptor::Interceptor>> {
+        if !config.guard_unasked_changes {
+            return Vec::new();
+        }
+        let seen = seen_workspace(
+            &self.workspace,
+            Arc::new(crate::view::OverlayView::new(overlay.clone())),
+        );
+        let rewrite = config.rewrite_edits.then(|| {
+            let model = RewriteModel::new(
+                self.client.clone(),
+                self.model.clone(),
+                config.temperature,
+                config.max_output_tokens,
+            );
+            let usage = self.usage.clone();
+            RewriteEdits::new(seen.clone(), model).with_usage_recorder(Arc::new(
+                move |event, wire| usage.record(BackgroundKind::Speculation, event, wire),
+            ))
+        });
+        saki_tools::guards::small_model_guards(&seen, rewrite)
     }
 
     /// Counts the speculation's requests and tokens as background work, and stops it

@@ -9,11 +9,13 @@ use saki_llm_client::{CancellationToken, Client, ClientConfig, WireApi};
 use saki_llm_worker::{Item, ToolResultStatus, Worker, WorkerConfig};
 use saki_read_ahead::*;
 use saki_testkit::{MockServer, Reply, Turn};
+use saki_tools::rewrite::{RewriteEdits, RewriteModel};
 use saki_tools::{ApprovalMode, Workspace};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 const PROMPT: &str = "read the readme";
+const DEPLOY: &str = "name: api\nreplicas: 2\nimage: api:1.4\n";
 
 struct Fixture {
     _ws: tempfile::TempDir,
@@ -24,6 +26,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("README.md"), "# demo\n").unwrap();
+    std::fs::write(ws.path().join("deploy.yaml"), DEPLOY).unwrap();
     let workspace = Arc::new(Workspace::new(ws.path()).unwrap());
     Fixture {
         _ws: ws,
@@ -108,16 +111,31 @@ fn bodies(server: &MockServer) -> Vec<Value> {
         .collect()
 }
 
-async fn main_loop(f: &Fixture, replies: &[Reply]) -> Run {
+async fn main_loop(f: &Fixture, prompt: &str, config: WorkerConfig, replies: &[Reply]) -> Run {
     let server = MockServer::start().unwrap();
     for reply in replies {
         server.push(reply.clone());
     }
     let tools = saki_tools::builtin_server(f.workspace.clone()).unwrap();
-    let mut worker = Worker::new(client(&server), Arc::new(tools), config());
+    let mut worker = Worker::new(client(&server), Arc::new(tools), config.clone());
+    if config.guard_unasked_changes {
+        // As the engine installs them for a small local model.
+        let rewrite = config.rewrite_edits.then(|| {
+            let model = RewriteModel::new(
+                client(&server),
+                "fast",
+                config.temperature,
+                config.max_output_tokens,
+            );
+            RewriteEdits::new(f.workspace.clone(), model)
+        });
+        for guard in saki_tools::guards::small_model_guards(&f.workspace, rewrite) {
+            worker.add_interceptor(guard);
+        }
+    }
     worker.set_history(history());
     worker
-        .run_turn(PROMPT, CancellationToken::new())
+        .run_turn(prompt, CancellationToken::new())
         .await
         .unwrap();
     Run {
@@ -126,19 +144,20 @@ async fn main_loop(f: &Fixture, replies: &[Reply]) -> Run {
     }
 }
 
-async fn speculation(f: &Fixture, replies: &[Reply]) -> (Run, Speculation) {
+async fn speculation(
+    f: &Fixture,
+    prompt: &str,
+    config: WorkerConfig,
+    mode: ApprovalMode,
+    replies: &[Reply],
+) -> (Run, Speculation) {
     let server = MockServer::start().unwrap();
     for reply in replies {
         server.push(reply.clone());
     }
-    let mut speculator = Speculator::new(
-        client(&server),
-        "fast",
-        ApprovalMode::Default,
-        f.workspace.clone(),
-    );
+    let mut speculator = Speculator::new(client(&server), "fast", mode, f.workspace.clone());
     speculator.overlay_base = f.base.path().to_path_buf();
-    speculator.worker = config();
+    speculator.worker = config;
     let tools = saki_tools::builtin_server(f.workspace.clone()).unwrap();
     let params = CacheSafeParams {
         system: Some("sys".into()),
@@ -148,7 +167,7 @@ async fn speculation(f: &Fixture, replies: &[Reply]) -> (Run, Speculation) {
         ..Default::default()
     };
     let spec = speculator
-        .run(&params, PROMPT, CancellationToken::new())
+        .run(&params, prompt, CancellationToken::new())
         .await;
     let run = Run {
         items: shape(&spec.items),
@@ -159,15 +178,36 @@ async fn speculation(f: &Fixture, replies: &[Reply]) -> (Run, Speculation) {
 
 /// Runs `replies` both ways and checks they agree; returns the speculation.
 async fn agree(replies: &[Reply]) -> Speculation {
+    agree_on(PROMPT, config(), ApprovalMode::Default, replies)
+        .await
+        .0
+}
+
+/// Runs `replies` for `prompt` both ways, each on a workspace of its own, and checks
+/// they agree; returns the speculation and the two workspaces (the main loop's first).
+async fn agree_on(
+    prompt: &str,
+    config: WorkerConfig,
+    mode: ApprovalMode,
+    replies: &[Reply],
+) -> (Speculation, [Fixture; 2]) {
     let f = fixture();
-    let main = main_loop(&f, replies).await;
-    let (speculated, spec) = speculation(&f, replies).await;
-    assert_eq!(main.requests.len(), speculated.requests.len());
+    let main = main_loop(&f, prompt, config.clone(), replies).await;
+    // Its own workspace, kept while the speculation's overlay is read.
+    let own = fixture();
+    let (speculated, spec) = speculation(&own, prompt, config, mode, replies).await;
+    assert_eq!(
+        main.requests.len(),
+        speculated.requests.len(),
+        "{:?}: {:?}",
+        spec.status,
+        spec.reason
+    );
     for (i, (a, b)) in main.requests.iter().zip(&speculated.requests).enumerate() {
         assert!(a == b, "request {i} differs:\nmain {a}\nspeculation {b}");
     }
     assert_eq!(main.items, speculated.items);
-    spec
+    (spec, [f, own])
 }
 
 fn text(text: &str) -> Reply {
@@ -264,7 +304,7 @@ async fn an_answer_that_is_only_a_call_is_never_a_finished_speculation() {
         text("{\"name\": \"run_tests\", \"arguments\": {}}"),
         text("{\"name\": \"run_tests\", \"arguments\": {}}"),
     ];
-    let (_, spec) = speculation(&f, &replies).await;
+    let (_, spec) = speculation(&f, PROMPT, config(), ApprovalMode::Default, &replies).await;
     assert_ne!(
         spec.status,
         SpeculationStatus::Completed,
@@ -317,4 +357,64 @@ async fn a_call_to_a_tool_only_the_main_loop_has_is_a_boundary_not_an_unknown_to
     // The fork offered the main request's tools, byte for byte.
     let offered = &server.requests()[0].body["tools"];
     assert_eq!(offered.as_array().unwrap().len(), tools.len());
+}
+
+/// The main loop's settings for a small local model whose changes are held to the
+/// prompt and made from files' whole new text.
+fn guarded() -> WorkerConfig {
+    let mut config = config();
+    config.guard_unasked_changes = true;
+    config.rewrite_edits = true;
+    config.temperature = Some(0.0);
+    config
+}
+
+#[tokio::test]
+async fn a_small_models_edit_is_made_from_the_files_new_text_in_both() {
+    let scale = "Scale the api to 5 replicas in deploy.yaml.";
+    let replies = [
+        // The model's own edit picks the wrong line...
+        text(
+            "{\"name\": \"edit\", \"arguments\": {\"path\": \"deploy.yaml\", \
+             \"old_string\": \"api:1.4\", \"new_string\": \"api:1.5\"}}",
+        ),
+        // ...so the file's whole new text is asked for, and written instead.
+        text("```yaml\nname: api\nreplicas: 5\nimage: api:1.4\n```"),
+        text("The api now has 5 replicas."),
+    ];
+    let (spec, [main, speculated_in]) =
+        agree_on(scale, guarded(), ApprovalMode::AutoEdit, &replies).await;
+    assert_eq!(
+        spec.status,
+        SpeculationStatus::Completed,
+        "{:?}",
+        spec.reason
+    );
+    let want = "name: api\nreplicas: 5\nimage: api:1.4\n";
+    let main_file = std::fs::read_to_string(main.workspace.root().join("deploy.yaml")).unwrap();
+    assert_eq!(main_file, want);
+    let speculated = spec.overlay_dir().unwrap().join("deploy.yaml");
+    assert_eq!(std::fs::read_to_string(speculated).unwrap(), want);
+    // Written in the overlay only.
+    let real = speculated_in.workspace.root().join("deploy.yaml");
+    assert_eq!(std::fs::read_to_string(real).unwrap(), DEPLOY);
+}
+
+#[tokio::test]
+async fn a_question_may_not_change_files_in_a_speculation_either() {
+    let replies = [
+        text(
+            "{\"name\": \"write_file\", \"arguments\": {\"path\": \"README.md\", \
+             \"content\": \"# Overwrote README.md\"}}",
+        ),
+        text("It is a demo."),
+    ];
+    let question = "What is in README.md?";
+    let (spec, [main, _]) = agree_on(question, guarded(), ApprovalMode::AutoEdit, &replies).await;
+    let denied = spec.items.iter().any(
+        |i| matches!(i, Item::ToolResult { status, .. } if *status == ToolResultStatus::Denied),
+    );
+    assert!(denied, "{:?}", spec.items);
+    let readme = std::fs::read_to_string(main.workspace.root().join("README.md")).unwrap();
+    assert_eq!(readme, "# demo\n");
 }

@@ -14,6 +14,7 @@ mod files;
 pub mod fs;
 pub mod grants;
 pub mod grep;
+pub mod guards;
 pub mod image;
 pub mod intent;
 mod lean;

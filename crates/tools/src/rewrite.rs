@@ -31,7 +31,9 @@ mod answer;
 
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
-use saki_llm_client::{CancellationToken, Client, Message, Request, ResponseStatus, StopReason};
+use saki_llm_client::{
+    CancellationToken, Client, Message, Request, ResponseStatus, StopReason, UsageEvent, WireApi,
+};
 use saki_llm_worker::interceptor::{
     Interceptor, OwnCall, PromptAction, ToolAction, ToolCallInfo, ToolResultInfo, TurnEndAction,
     OWN_CALL_PREFIX,
@@ -89,7 +91,7 @@ impl Settled {
     }
 }
 
-/// The model and bounds of the rewrite request: the session's own.
+/// The model and bounds of the rewrite request: those of the loop it serves.
 #[derive(Debug, Clone)]
 pub struct RewriteModel {
     pub client: Client,
@@ -98,12 +100,36 @@ pub struct RewriteModel {
     pub max_output_tokens: u32,
 }
 
+impl RewriteModel {
+    /// The answer bound when the loop sets none.
+    pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+
+    /// The rewrite request of a loop on `model` with its sampling and answer bound.
+    pub fn new(
+        client: Client,
+        model: impl Into<String>,
+        temperature: Option<f32>,
+        max_output_tokens: Option<u32>,
+    ) -> Self {
+        Self {
+            client,
+            model: model.into(),
+            temperature,
+            max_output_tokens: max_output_tokens.unwrap_or(Self::DEFAULT_MAX_OUTPUT_TOKENS),
+        }
+    }
+}
+
+/// Where a rewrite request's tokens are counted: the session's `rewrite`, or the
+/// speculation it was made in.
+pub type UsageRecorder = Arc<dyn Fn(&UsageEvent, WireApi) + Send + Sync>;
+
 /// Replaces a small model's `edit` and `write_file` of a small file with the file's whole
 /// new text (see the module's documentation).
 pub struct RewriteEdits {
     workspace: Arc<Workspace>,
     model: RewriteModel,
-    usage: Option<BackgroundUsage>,
+    usage: Option<UsageRecorder>,
     state: Mutex<TurnState>,
 }
 
@@ -126,8 +152,15 @@ impl RewriteEdits {
     }
 
     /// Counts the rewrite requests' tokens (`background_usage`'s `rewrite`).
-    pub fn with_usage(mut self, usage: BackgroundUsage) -> Self {
-        self.usage = Some(usage);
+    pub fn with_usage(self, usage: BackgroundUsage) -> Self {
+        self.with_usage_recorder(Arc::new(move |event, wire| {
+            usage.record(BackgroundKind::Rewrite, event, wire)
+        }))
+    }
+
+    /// Counts the rewrite requests' tokens where `record` says.
+    pub fn with_usage_recorder(mut self, record: UsageRecorder) -> Self {
+        self.usage = Some(record);
         self
     }
 
@@ -229,9 +262,8 @@ impl RewriteEdits {
                 return None;
             }
         };
-        if let Some(usage) = &self.usage {
-            let wire = self.model.client.config().wire_api;
-            usage.record(BackgroundKind::Rewrite, &response.usage, wire);
+        if let Some(record) = &self.usage {
+            record(&response.usage, self.model.client.config().wire_api);
         }
         let complete = response.status == ResponseStatus::Completed
             && response.stop_reason != Some(StopReason::MaxTokens);
