@@ -12,7 +12,7 @@
 
 use regex::Regex;
 use saki_llm_worker::interceptor::{Interceptor, TurnEndAction};
-use saki_llm_worker::Item;
+use saki_llm_worker::{Item, ToolResultStatus};
 use std::sync::LazyLock;
 
 /// Lines saki adds to tool results (see `files::render_lines`, `capped`, the loop guard
@@ -115,8 +115,27 @@ pub fn only_notes(answer: &str) -> bool {
     lines.clone().next().is_some() && lines.all(|line| is_added_note(line, ""))
 }
 
-/// An answer that is only a note copied from a tool result, asked for again where small
-/// models run. After reading a file, a 0.5B model asked for the total of a column
+/// The shortest answer judged a copy of a refusal: shorter ones ("Done.") may well
+/// occur inside one by chance.
+const MIN_COPIED_CHARS: usize = 20;
+
+/// Whether `answer` is, word for word, part of what a call of `turn` that did not
+/// succeed was told: a refusal or an error is saki's or a tool's text, never an answer.
+/// Asked to "run the tests", a 0.5B model whose edit was refused answered with the
+/// refusal itself (`denied: edit changes files, and the request asks for no change. …`).
+fn repeats_a_failure(answer: &str, turn: &[Item]) -> bool {
+    let answer = answer.trim();
+    answer.chars().count() >= MIN_COPIED_CHARS
+        && turn.iter().any(|item| match item {
+            Item::ToolResult {
+                status, content, ..
+            } => *status != ToolResultStatus::Success && content.contains(answer),
+            _ => false,
+        })
+}
+
+/// An answer that is only a note copied from a tool result, or a copy of what a refused
+/// or failed call was told, asked for again where small models run. After reading a file, a 0.5B model asked for the total of a column
 /// answered `[4 lines in all]`: the last line it had read. That is never an answer; the
 /// turn is asked for one the way a stopped turn is, with the request and the tool
 /// results in one message.
@@ -126,12 +145,22 @@ pub struct NoteAnswer;
 #[async_trait::async_trait]
 impl Interceptor for NoteAnswer {
     async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
-        match history.last() {
-            Some(Item::AssistantText { text }) if only_notes(text) => TurnEndAction::AskAgain(
+        let Some(Item::AssistantText { text }) = history.last() else {
+            return TurnEndAction::Finish;
+        };
+        if only_notes(text) {
+            return TurnEndAction::AskAgain(
                 "the answer was only a note from a tool result, not an answer".to_owned(),
-            ),
-            _ => TurnEndAction::Finish,
+            );
         }
+        let turn = crate::intent::current_turn(history).map_or(&[][..], |(_, turn)| turn);
+        if repeats_a_failure(text, turn) {
+            return TurnEndAction::AskAgain(
+                "the answer repeated what a refused or failed call was told, not an answer"
+                    .to_owned(),
+            );
+        }
+        TurnEndAction::Finish
     }
 }
 
@@ -186,6 +215,47 @@ mod tests {
         assert_eq!(judged, TurnEndAction::Finish);
         let judged = NoteAnswer.on_turn_end(&[Item::user("x")]).await;
         assert_eq!(judged, TurnEndAction::Finish);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_copies_a_refusal_is_asked_for_again() {
+        let refusal = "denied: edit changes files, and the request asks for no change. \
+                       Leave the files as they are and answer in text from what you have read.";
+        let turn = |status: ToolResultStatus, answer: &str| {
+            let ctx = saki_llm_worker::ToolExecutionContext {
+                call_id: "c".into(),
+                batch_id: "b".into(),
+                call_index: 0,
+            };
+            vec![
+                Item::user("run the tests"),
+                Item::ToolResult {
+                    name: "edit".into(),
+                    content: format!("[this call is identical to an earlier one]\n{refusal}"),
+                    status,
+                    ctx,
+                },
+                Item::AssistantText {
+                    text: answer.into(),
+                },
+            ]
+        };
+        let judged = NoteAnswer
+            .on_turn_end(&turn(ToolResultStatus::Denied, &format!(" {refusal}\n")))
+            .await;
+        assert!(matches!(judged, TurnEndAction::AskAgain(_)), "{judged:?}");
+        // What a successful call returned may be the answer (a line of the file read).
+        let judged = NoteAnswer
+            .on_turn_end(&turn(ToolResultStatus::Success, refusal))
+            .await;
+        assert_eq!(judged, TurnEndAction::Finish);
+        // A short answer may occur in a refusal by chance; another answer is an answer.
+        for answer in ["denied", "The tests could not be run here."] {
+            let judged = NoteAnswer
+                .on_turn_end(&turn(ToolResultStatus::Denied, answer))
+                .await;
+            assert_eq!(judged, TurnEndAction::Finish, "{answer}");
+        }
     }
 
     #[test]

@@ -181,6 +181,40 @@ const PART_STEMS: &[&str] = &[
 
 /// `sentence` without the words that name files (`items.json`, `src/line.rs`): a part
 /// word in a file's name does not make the file a part.
+/// Words that open a question inside a sentence ("explain what add does").
+const EMBEDDED_OPENERS: &[&str] = &[
+    "what", "which", "how", "where", "why", "when", "whether", "who", "whose",
+];
+
+/// Words that end such a question: the next clause of the sentence.
+const CLAUSE_BREAKS: &[&str] = &["and", "then"];
+
+/// `sentence` without the questions inside it: from a question word that does not open
+/// the sentence to the next `and`, `then` or comma. Their words ask nothing of the
+/// files: "Read calc.py and explain what add does" asks for no change, though `add` is a
+/// change word, nor does "Explain how to sort the list"; "Find where the port is set,
+/// then change it" still asks for one.
+fn without_embedded_questions(sentence: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut inside = false;
+    for (at, token) in sentence.split_whitespace().enumerate() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if inside && CLAUSE_BREAKS.contains(&word) {
+            inside = false;
+        }
+        if !inside && at > 0 && EMBEDDED_OPENERS.contains(&word) {
+            inside = true;
+        }
+        if !inside {
+            kept.push(token);
+        }
+        if inside && token.ends_with(',') {
+            inside = false;
+        }
+    }
+    kept.join(" ")
+}
+
 fn without_paths(sentence: &str) -> String {
     sentence
         .split_whitespace()
@@ -238,7 +272,11 @@ pub fn read_intent(prompt: &str) -> Intent {
     let mut other_change = false;
     let mut not_taking = false;
     for sentence in sentences(prompt) {
-        if is_question(&sentence) || !mentions(&sentence, CHANGE_STEMS) {
+        if is_question(&sentence) {
+            continue;
+        }
+        let sentence = without_embedded_questions(&sentence);
+        if !mentions(&sentence, CHANGE_STEMS) {
             continue;
         }
         intent.change = true;

@@ -19,9 +19,29 @@ fn questions_and_requests_to_look_ask_for_no_change() {
         "Explain settings.py to me.",
         "Is the add function in calc.py correct?",
         "Where is the port set?",
+        "Read calc.py and explain what add does",
+        "Explain how to sort the list in utils.py.",
+        "Tell me which files I should change, and why.",
     ] {
         assert!(!intent(prompt).change, "{prompt}");
     }
+}
+
+#[test]
+fn a_question_inside_a_request_hides_only_its_own_words() {
+    for prompt in [
+        "Find where the port is set, then change it to 80.",
+        "Find where the port is set and change it to 80.",
+        "Add a docstring that says what add does.",
+        "Fix the bug where the total is wrong.",
+    ] {
+        assert!(intent(prompt).change, "{prompt}");
+    }
+    assert_eq!(without_embedded_questions("what add does"), "what add does");
+    assert_eq!(
+        without_embedded_questions("read calc.py and explain what add does, then run it"),
+        "read calc.py and explain then run it"
+    );
 }
 
 #[test]
