@@ -17,13 +17,18 @@ mock="$(realpath "$target/saki-mock-provider")"
 
 work="$(mktemp -d)"
 session="saki-e2e-$$"
+# A server of its own, kept alive by an idle session: killing the session under test
+# would otherwise end the server, and the next `new-session` could reach it while it
+# exits ("server exited unexpectedly").
+tm() { tmux -L "$session" "$@"; }
 mock_pid=""
 cleanup() {
-    tmux kill-session -t "$session" 2>/dev/null || true
+    tm kill-server 2>/dev/null || true
     [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
+tm new-session -d -s keeper "sleep 3600"
 
 mkdir -p "$work/home" "$work/project"
 echo "alpha" > "$work/project/a.txt"
@@ -47,12 +52,12 @@ for _ in $(seq 50); do [ -s "$work/mock.out" ] && break; sleep 0.1; done
 url="$(head -1 "$work/mock.out")"
 [ -n "$url" ] || { echo "e2e-tui: the mock provider did not start" >&2; cat "$work/mock.err" >&2; exit 1; }
 
-tmux new-session -d -s "$session" -x 110 -y 48 -c "$work/project" \
+tm new-session -d -s "$session" -x 110 -y 48 -c "$work/project" \
     "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config TERM=xterm-256color \
      $saki --provider openai-compatible --base-url $url/v1 -m main --fast-model fast \
      --approval auto-edit; echo SAKI-EXITED-\$?; sleep 5"
 
-screen() { tmux capture-pane -p -t "$session"; }
+screen() { tm capture-pane -p -t "$session"; }
 fail() {
     echo "e2e-tui: FAILED: $1" >&2
     echo "----- screen -----" >&2
@@ -70,7 +75,7 @@ wait_for() {
 }
 
 wait_for "/help for commands" 10
-tmux send-keys -t "$session" "what is in this folder?" Enter
+tm send-keys -t "$session" "what is in this folder?" Enter
 
 # Streaming: the start of the answer shows before its end has arrived.
 wait_for "The folder holds" 10
@@ -87,7 +92,7 @@ wait_for "· ready" 10
 [ ! -e "$work/project/notes.txt" ] || fail "the speculation wrote outside its overlay"
 
 # Enter on an empty prompt sends nothing, also with the suggestion showing.
-tmux send-keys -t "$session" Enter
+tm send-keys -t "$session" Enter
 sleep 0.3
 screen | grep -q "speculated ahead" && fail "Enter alone sent the suggestion"
 screen | grep -q "⇥ tab" || fail "Enter dismissed the suggestion"
@@ -95,10 +100,10 @@ echo "e2e-tui: Enter alone does not send the suggestion"
 
 # tab_enter WHAT: Tab puts the suggestion in the input, Enter sends it.
 tab_enter() {
-    tmux send-keys -t "$session" Tab
+    tm send-keys -t "$session" Tab
     sleep 0.2
     screen | grep -q "⇥ tab" && fail "Tab did not fill $1 in"
-    tmux send-keys -t "$session" Enter
+    tm send-keys -t "$session" Enter
 }
 tab_enter "the first suggestion"
 wait_for "speculated ahead: applied notes.txt" 5
@@ -128,27 +133,27 @@ for v in "$p1" "$w1" "$p2" "$w2"; do [ -n "$v" ] || fail "a prompt or tool row i
 echo "e2e-tui: each accepted speculation's tool group is under its own prompt"
 
 [ -n "${SAKI_E2E_SHOW:-}" ] && screen
-tmux send-keys -t "$session" C-d
+tm send-keys -t "$session" C-d
 wait_for "SAKI-EXITED-0" 5
 # One line at exit says what reading ahead did and cost.
 wait_for "read-ahead: 2 accepted, [0-9]+ discarded, ~[0-9]+ s saved, [0-9.k]+ tokens" 5
 echo "e2e-tui: the exit line sums up reading ahead"
 
 # The conversation was saved: --resume --last brings it back.
-tmux kill-session -t "$session" 2>/dev/null || true
-tmux new-session -d -s "$session" -x 110 -y 32 -c "$work/project" \
+tm kill-session -t "$session" 2>/dev/null || true
+tm new-session -d -s "$session" -x 110 -y 32 -c "$work/project" \
     "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config \
      $saki --base-url $url/v1 -m main --no-suggestions --resume --last; echo SAKI-EXITED-\$?; sleep 5"
 wait_for "resumed session" 5
 wait_for "› add notes.txt" 5
 screen | grep -q "Added notes.txt with the summary." || fail "the resumed history is incomplete"
-tmux send-keys -t "$session" "/quit" Enter
+tm send-keys -t "$session" "/quit" Enter
 wait_for "SAKI-EXITED-0" 5
 echo "e2e-tui: --resume --last shows the saved conversation; /quit exits"
 
 # A session that does not exist is an error before the UI opens.
-tmux kill-session -t "$session" 2>/dev/null || true
-tmux new-session -d -s "$session" -x 110 -y 10 -c "$work/project" \
+tm kill-session -t "$session" 2>/dev/null || true
+tm new-session -d -s "$session" -x 110 -y 10 -c "$work/project" \
     "env HOME=$work/home XDG_CONFIG_HOME=$work/home/config \
      $saki --base-url $url/v1 -m main --resume no-such-session; echo SAKI-EXITED-\$?; sleep 5"
 wait_for "SAKI-EXITED-2" 5
