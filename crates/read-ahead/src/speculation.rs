@@ -511,7 +511,29 @@ fn not_an_answer(items: &[Item]) -> Option<String> {
     if text.is_empty() {
         return Some("the speculation ended without an answer".into());
     }
-    recovery::unknown_call(text, &[]).map(|(name, _)| {
-        format!("the speculation's answer is a call to `{name}` written as text, not an answer")
+    if let Some((name, _)) = recovery::unknown_call(text, &[]) {
+        return Some(format!(
+            "the speculation's answer is a call to `{name}` written as text, not an answer"
+        ));
+    }
+    broken_call(text).then(|| {
+        "the speculation's answer is a call written as text that does not parse, not an answer"
+            .into()
     })
+}
+
+/// Whether `text` opens like a call written as text, an object whose first key is
+/// `"name"` (in a code fence or not), that is not valid JSON: asked to run the tests, a
+/// 0.5B model answered `{"name":"run the tests","arguments":{"path":"README.md",
+/// "old_string":"…"]}`.
+fn broken_call(text: &str) -> bool {
+    let mut body = text.trim();
+    if let Some(fenced) = body.strip_prefix("```") {
+        body = fenced.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+        body = body.trim_end().strip_suffix("```").unwrap_or(body);
+    }
+    let body = body.trim();
+    body.strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with("\"name\""))
+        && serde_json::from_str::<serde_json::Value>(body).is_err()
 }

@@ -314,6 +314,48 @@ async fn an_answer_that_is_only_a_call_is_never_a_finished_speculation() {
 }
 
 #[tokio::test]
+async fn a_call_written_as_text_that_does_not_parse_is_not_an_answer() {
+    let f = fixture();
+    let broken = "{\"name\":\"run the tests\",\"arguments\":{\"path\":\"README.md\",\
+                  \"old_string\":\"Run the tests with: python3 -m unittest -q\"]}";
+    for answer in [broken.to_owned(), format!("```json\n{broken}\n```")] {
+        let (_, spec) = speculation(
+            &f,
+            PROMPT,
+            config(),
+            ApprovalMode::Default,
+            &[text(&answer)],
+        )
+        .await;
+        assert_eq!(
+            spec.status,
+            SpeculationStatus::Boundary,
+            "{answer}: {:?}",
+            spec.items
+        );
+        assert!(
+            spec.reason.as_deref().unwrap().contains("does not parse"),
+            "{:?}",
+            spec.reason
+        );
+    }
+    // An answer that shows a JSON object is still an answer.
+    for shown in [
+        "The config is:\n```json\n{\"name\": \"app\"}\n```",
+        "{\"name\": \"app\", \"version\": \"1.0\"}",
+    ] {
+        let (_, spec) =
+            speculation(&f, PROMPT, config(), ApprovalMode::Default, &[text(shown)]).await;
+        assert_eq!(
+            spec.status,
+            SpeculationStatus::Completed,
+            "{shown}: {:?}",
+            spec.reason
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_call_to_a_tool_only_the_main_loop_has_is_a_boundary_not_an_unknown_tool() {
     let f = fixture();
     let server = MockServer::start().unwrap();
