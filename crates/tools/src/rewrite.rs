@@ -14,11 +14,12 @@
 //! no tools and no history, asks for that file's new text for the turn's prompt, and the
 //! call becomes an `edit` of the whole text to the new text (a `write_file` of the new
 //! text). Everything after this interceptor (the change guard, approval, undo) judges
-//! the replaced call; its result says what happened. Nothing is replaced when the answer
-//! holds no complete code block, leaves the file as it is, or keeps less than half of
-//! its characters on a request that takes nothing out: the model's own call then runs.
-//! A file rewritten in a turn is not changed again in it (a small model goes on editing
-//! what is done, and undoes it).
+//! the replaced call; its result says what happened. An answer that cannot be used (no
+//! complete code block, a fragment, a changed format: see [`answer::read_rewrite`]) is
+//! asked for once more, asking to change nothing else; when that one cannot be used
+//! either, the model's own call runs. An answer that leaves the file as it is refuses
+//! the call. A file rewritten in a turn is not changed again in it (a small model goes
+//! on editing what is done, and undoes it).
 //!
 //! A request over several files ("Rename greet to welcome, in greetings.py and where
 //! app.py uses it") is seldom finished by a small model: it changes one file and
