@@ -15,7 +15,7 @@
 //! call becomes an `edit` of the whole text to the new text (a `write_file` of the new
 //! text). Everything after this interceptor (the change guard, approval, undo) judges
 //! the replaced call; its result says what happened. An answer that cannot be used (no
-//! complete code block, a fragment, a changed format: see [`answer::read_rewrite`]) is
+//! complete code block, a fragment, a changed format: see `answer::read_rewrite`) is
 //! asked for once more, asking to change nothing else; when that one cannot be used
 //! either, the model's own call runs. An answer that leaves the file as it is refuses
 //! the call. A file rewritten in a turn is not changed again in it (a small model goes
