@@ -41,6 +41,17 @@ fn read(e: &common::Env) -> String {
     std::fs::read_to_string(e.ws.join("deploy.yaml")).unwrap()
 }
 
+/// How many rewrite requests the turn's `background_usage` counts.
+fn rewrite_requests(events: &[serde_json::Value]) -> u64 {
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .expect("a completed turn");
+    done["background_usage"]["rewrite"]["requests"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no rewrite count in {done}"))
+}
+
 fn tool_result(events: &[serde_json::Value]) -> &serde_json::Value {
     events
         .iter()
@@ -75,11 +86,7 @@ fn a_small_models_edit_is_made_from_the_files_new_text() {
         "{asked}"
     );
     assert!(!asked.contains("api:1.5"), "{asked}");
-    let done = events
-        .iter()
-        .find(|e| e["type"] == "turn.completed")
-        .unwrap();
-    assert_eq!(done["background_usage"]["rewrite"]["requests"], 1, "{done}");
+    assert_eq!(rewrite_requests(&events), 1);
 }
 
 #[test]
@@ -118,11 +125,7 @@ fn an_unusable_new_text_is_asked_for_once_more_asking_to_keep_the_rest() {
         second.contains(PROMPT) && second.contains("Change nothing the request does not ask for."),
         "{second}"
     );
-    let done = events
-        .iter()
-        .find(|e| e["type"] == "turn.completed")
-        .unwrap();
-    assert_eq!(done["background_usage"]["rewrite"]["requests"], 2, "{done}");
+    assert_eq!(rewrite_requests(&events), 2);
 }
 
 #[test]
@@ -267,11 +270,7 @@ fn a_file_the_request_names_and_the_turn_left_is_written_whole_when_the_turn_end
         .nth(1)
         .unwrap();
     assert_eq!(own["item"]["status"], "success", "{own}");
-    let done = events
-        .iter()
-        .find(|e| e["type"] == "turn.completed")
-        .unwrap();
-    assert_eq!(done["background_usage"]["rewrite"]["requests"], 2, "{done}");
+    assert_eq!(rewrite_requests(&events), 2);
 }
 
 #[test]

@@ -135,10 +135,10 @@ fn repeats_a_failure(answer: &str, turn: &[Item]) -> bool {
 }
 
 /// An answer that is only a note copied from a tool result, or a copy of what a refused
-/// or failed call was told, asked for again where small models run. After reading a file, a 0.5B model asked for the total of a column
-/// answered `[4 lines in all]`: the last line it had read. That is never an answer; the
-/// turn is asked for one the way a stopped turn is, with the request and the tool
-/// results in one message.
+/// or failed call was told, asked for again where small models run. After reading a
+/// file, a 0.5B model asked for the total of a column answered `[4 lines in all]`: the
+/// last line it had read. That is never an answer; the turn is asked for one the way a
+/// stopped turn is, with the request and the tool results in one message.
 #[derive(Debug, Default)]
 pub struct NoteAnswer;
 

@@ -225,18 +225,17 @@ impl RewriteEdits {
     /// (greedy sampling gives the same answer to the same words); one that then comes
     /// back unchanged is not read as "nothing to change", since the first one changed it.
     async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
-        let mut rewrite = Rewrite::Unusable;
         for (attempt, ask) in REWRITE_ASKS.iter().enumerate() {
             let Some(answer) = self.answer(&rewrite_prompt(shown, old, prompt, ask)).await else {
                 return Rewrite::Unusable;
             };
-            rewrite = match read_rewrite(old, &answer, intent) {
-                Rewrite::Unchanged if attempt > 0 => Rewrite::Unusable,
+            match read_rewrite(old, &answer, intent) {
                 Rewrite::Unusable => continue,
+                Rewrite::Unchanged if attempt > 0 => return Rewrite::Unusable,
                 usable => return usable,
-            };
+            }
         }
-        rewrite
+        Rewrite::Unusable
     }
 
     /// The model's complete answer to `user` in a chat with no tools and no history, or

@@ -60,13 +60,21 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
     if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
         return Rewrite::Unusable;
     }
-    if breaks_json(old, &new) || becomes_json(old, &new) {
-        return Rewrite::Unusable;
+    match (json_document(old), json_document(&new)) {
+        // A valid JSON file left broken (a small model drops a comma, or answers with a
+        // comment in it). A file that was not valid JSON is not judged: the request may
+        // be to repair it.
+        (Some(_), None) => Rewrite::Unusable,
+        (None, Some(_)) if !json_like(old) => Rewrite::Unusable,
+        (Some(old), Some(new)) if !intent.reshapes && moves_keys(&old, &new) => Rewrite::Unusable,
+        _ => Rewrite::New(new),
     }
-    if !intent.reshapes && moves_json_keys(old, &new) {
-        return Rewrite::Unusable;
-    }
-    Rewrite::New(new)
+}
+
+/// Whether `text` is empty or opens like a JSON document (when broken, it may be
+/// repaired into one).
+fn json_like(text: &str) -> bool {
+    text.trim().is_empty() || text.trim_start().starts_with(['{', '['])
 }
 
 /// `text` as JSON, when it is a JSON object or array (a bare `1.2.0` or `true` is not
@@ -78,29 +86,13 @@ fn json_document(text: &str) -> Option<serde_json::Value> {
     serde_json::from_str(text).ok()
 }
 
-/// Whether `old` is a JSON document and `new` is not: a rewrite that would leave a valid
-/// JSON file broken (a small model drops a comma, or answers with a comment in it) is not
-/// written. A file that was not valid JSON is not judged: the request may be to repair it.
-fn breaks_json(old: &str, new: &str) -> bool {
-    json_document(old).is_some() && json_document(new).is_none()
-}
-
-/// Whether a file with text that is not JSON comes back as a JSON document.
-fn becomes_json(old: &str, new: &str) -> bool {
-    let was_json_like = old.trim().is_empty() || old.trim_start().starts_with(['{', '[']);
-    !was_json_like && json_document(new).is_some()
-}
-
 /// Whether a key of the JSON document `old` is not at the same place in `new` (moved
 /// into another object, or gone).
-fn moves_json_keys(old: &str, new: &str) -> bool {
-    let (Some(old), Some(new)) = (json_document(old), json_document(new)) else {
-        return false;
-    };
+fn moves_keys(old: &serde_json::Value, new: &serde_json::Value) -> bool {
     let mut old_paths = HashSet::new();
-    key_paths(&old, &mut Vec::new(), &mut old_paths);
+    key_paths(old, &mut Vec::new(), &mut old_paths);
     let mut new_paths = HashSet::new();
-    key_paths(&new, &mut Vec::new(), &mut new_paths);
+    key_paths(new, &mut Vec::new(), &mut new_paths);
     !old_paths.is_subset(&new_paths)
 }
 
