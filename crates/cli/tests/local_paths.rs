@@ -208,15 +208,18 @@ fn a_small_model_writes_nothing_on_a_question() {
         "# Overwrote calc.py (63 bytes)",
     )));
     server.push(Turn::text("add returns the sum of a and b."));
+    server.push(Turn::text("add returns a + b."));
     let events = run(&e, &server, &[], "What does add in calc.py do?");
     assert_eq!(std::fs::read_to_string(e.ws.join("calc.py")).unwrap(), CALC);
     let results = results(&events);
-    assert_eq!(results.len(), 1);
+    assert_eq!(results.len(), 2);
     assert!(
         results[0].1.contains("asks for no change"),
         "{:?}",
         results[0]
     );
+    // Nothing it called succeeded: saki read the file, and it answered again.
+    assert!(results[1].1.starts_with(CALC), "{:?}", results[1]);
     // Asked for a change, the same model writes.
     server.push(Turn::text(write_call(
         "calc.py",
@@ -555,31 +558,37 @@ fn a_larger_models_answer_is_not_saved() {
     );
 }
 
-/// A small model that answers about a named file without opening it is sent back once.
+/// A small model that answers about a named file without opening it gets the file read
+/// by saki, once, and answers again.
 #[test]
 fn a_small_models_answer_about_a_file_it_did_not_open_is_sent_back_once() {
     let e = env_with(&[("shapes.py", "def a():\n    pass\n\n\ndef b():\n    pass\n")]);
     let server = llamacpp(494_032_768);
     server.push(Turn::text("5"));
-    server.push(Turn::text(read_call("shapes.py")));
     server.push(Turn::text("2"));
     let events = run(&e, &server, &[], "How many functions are in `shapes.py`?");
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 2);
     let second = requests[1].body["messages"].to_string();
-    assert!(
-        second.contains("You answered without reading shapes.py"),
-        "{second}"
-    );
-    assert_eq!(crate::results(&events).len(), 1);
-    // Once per turn, and only when a file of the workspace is named.
+    assert!(second.contains("saki read shapes.py"), "{second}");
+    assert!(second.contains("def b():"), "{second}");
+    let calls: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{events:?}");
+    assert!(calls[0]["item"]["call_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("saki_"));
+    // Once per turn, and only when there is somewhere to look.
     server.push(Turn::text("5"));
     server.push(Turn::text("still 5"));
     run(&e, &server, &[], "How many functions are in shapes.py?");
-    assert_eq!(server.requests().len(), 5);
+    assert_eq!(server.requests().len(), 4);
     server.push(Turn::text("Hello."));
     run(&e, &server, &[], "How many functions are in nothere.py?");
-    assert_eq!(server.requests().len(), 6);
+    assert_eq!(server.requests().len(), 5);
 }
 
 /// A small model's prompt is followed by the lines where its words occur; a larger
@@ -592,12 +601,16 @@ fn a_small_models_prompt_is_followed_by_where_its_words_occur() {
     ]);
     let server = llamacpp(494_032_768);
     server.push(Turn::text("EUR"));
+    server.push(Turn::text("EUR"));
     run(&e, &server, &[], "What currency does the shop use?");
     let small = server.requests()[0].body["messages"].to_string();
     assert!(
         small.contains("src/shop/config.py:2:CURRENCY = 'EUR'"),
         "{small}"
     );
+    // Answered without a call, the question gets the file its words point to read.
+    let again = server.requests()[1].body["messages"].to_string();
+    assert!(again.contains("saki read src/shop/config.py"), "{again}");
     let server = llamacpp(7_615_616_512);
     server.push(Turn::text("EUR"));
     run(&e, &server, &[], "What currency does the shop use?");

@@ -69,7 +69,9 @@ pub enum LoopStopAction {
     /// Before the answer, once: one call of one of `tools`, asked for as `instruction`
     /// after the turn's request and tool results. Only with text-call recovery on (the
     /// call is asked for as structured output); a request offering none of `tools` asks
-    /// for the answer instead. When the call succeeds, the turn ends on its result.
+    /// for the answer instead. When the call succeeds, the turn ends on its result,
+    /// unless an interceptor's turn end still makes a call ([`TurnEndAction::Call`]):
+    /// then that call runs and the model answers after it.
     Call {
         tools: Vec<String>,
         instruction: String,

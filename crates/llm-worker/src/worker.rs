@@ -593,6 +593,15 @@ impl Worker {
                 )
             };
             if asked_for_call && self.history[sent_items..].iter().any(made) {
+                // Unless a call is still owed at the turn's end (another file a request
+                // over several files names): made, it is answered as any such call.
+                if let (_, Some((_, Some(call)))) = self.turn_end().await {
+                    let end = self.run_own_call(call, &cancel, &mut guard).await;
+                    if let Some(status) = end.turn_status() {
+                        return Ok(usage.outcome(status, requests));
+                    }
+                    continue;
+                }
                 let status = TurnStatus::Completed {
                     stop_reason: response.stop_reason,
                 };

@@ -128,3 +128,72 @@ async fn a_call_made_at_turn_end_is_refused_like_any_other() {
         "{h:?}"
     );
 }
+
+/// At a loop stop, asks for a `save` call; at turn end, saves "second" once a call
+/// saved "first" (a change the turn still owes after the one it was asked for).
+struct SaveTheSecond;
+
+#[async_trait::async_trait]
+impl Interceptor for SaveTheSecond {
+    async fn on_loop_stop(&self, _: &[Item]) -> LoopStopAction {
+        LoopStopAction::Call {
+            tools: vec!["save".into()],
+            instruction: "Save it now.".into(),
+        }
+    }
+    async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
+        let saved = |text: &str| {
+            history.iter().any(|i| {
+                matches!(i, Item::ToolCall { name, arguments, .. }
+                    if name == "save" && arguments.contains(text))
+            })
+        };
+        if !saved("first") || saved("second") {
+            return TurnEndAction::Finish;
+        }
+        TurnEndAction::Call(OwnCall {
+            name: "save".into(),
+            arguments: json!({ "text": "second" }).to_string(),
+            note: "[saved the second]".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_call_owed_at_turn_end_is_made_after_the_call_a_stopped_turn_was_asked_for() {
+    let server = MockServer::start().unwrap();
+    let saved = Arc::new(Mutex::new(Vec::new()));
+    let client = Client::new(ClientConfig::new(WireApi::Chat, server.openai_url())).unwrap();
+    let mut tools = ToolServer::new();
+    tools.register(Arc::new(Save(saved.clone()))).unwrap();
+    let mut config = WorkerConfig::new("m");
+    config.tool_call_recovery = true;
+    let mut worker = Worker::new(client, Arc::new(tools), config);
+    worker.add_interceptor(Arc::new(SaveTheSecond));
+    let again = || Turn::new().with_tool_call("c", "save", r#"{"text":"a"}"#);
+    server.push(again());
+    server.push(again());
+    server.push(Turn::new().with_tool_call("d", "save", r#"{"text":"first"}"#));
+    server.push(Turn::text("Saved both."));
+    let outcome = worker
+        .run_turn("save first and second", CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert_eq!(
+        *saved.lock().unwrap(),
+        [
+            r#"{"text":"a"}"#,
+            r#"{"text":"first"}"#,
+            r#"{"text":"second"}"#
+        ]
+    );
+    assert_eq!(outcome.requests, 4);
+    let h = worker.history();
+    assert_eq!(
+        h.last(),
+        Some(&Item::AssistantText {
+            text: "Saved both.".into()
+        })
+    );
+}

@@ -42,8 +42,10 @@ pub struct Intent {
     pub subtractive: bool,
 }
 
-/// Stems of words that ask for a change. Generous on purpose: a false match only keeps
-/// today's behaviour, a missing one refuses a wanted change.
+/// Stems of words that ask for a change. A missing one refuses a wanted change; a false
+/// match lets a question's turn change files, and asks a stopped turn for an edit. So
+/// verbs whose stems also open nouns of code talk (`handler`, `export`, `limit`) are
+/// left out.
 const CHANGE_STEMS: &[&str] = &[
     "add",
     "append",
@@ -51,6 +53,7 @@ const CHANGE_STEMS: &[&str] = &[
     "apply",
     "bump",
     "chang",
+    "capitaliz",
     "clean",
     "comment",
     "convert",
@@ -58,6 +61,7 @@ const CHANGE_STEMS: &[&str] = &[
     "correct",
     "creat",
     "decreas",
+    "dedent",
     "delet",
     "disabl",
     "discard",
@@ -65,12 +69,14 @@ const CHANGE_STEMS: &[&str] = &[
     "duplicat",
     "edit",
     "enabl",
+    "enforc",
     "eras",
     "extract",
     "fill",
     "fix",
     "format",
     "generat",
+    "giv",
     "get rid",
     "implement",
     "improv",
@@ -88,12 +94,14 @@ const CHANGE_STEMS: &[&str] = &[
     "mov",
     "optimi",
     "patch",
+    "prepend",
     "prun",
     "purg",
     "put",
     "rais",
     "refactor",
     "reformat",
+    "reorder",
     "remov",
     "renam",
     "repair",
@@ -105,6 +113,7 @@ const CHANGE_STEMS: &[&str] = &[
     "sav",
     "scal",
     "set",
+    "shorten",
     "simplif",
     "sort",
     "split",
@@ -114,6 +123,7 @@ const CHANGE_STEMS: &[&str] = &[
     "take",
     "translat",
     "tweak",
+    "toggl",
     "turn",
     "uncomment",
     "undo",
@@ -139,7 +149,7 @@ const REMOVAL_STEMS: &[&str] = &[
 ];
 
 /// Stems that ask only for something to be added.
-const ADDITION_STEMS: &[&str] = &["add", "append", "insert", "includ"];
+const ADDITION_STEMS: &[&str] = &["add", "append", "prepend", "insert", "includ"];
 
 /// Stems that ask only for something to be taken out (not moved or renamed).
 const TAKING_STEMS: &[&str] = &[
@@ -215,6 +225,25 @@ fn without_embedded_questions(sentence: &str) -> String {
     kept.join(" ")
 }
 
+/// Change words that, followed by `me` or `us`, ask to be told something ("give me an
+/// overview").
+const TELLING_WORDS: &[&str] = &["give", "gives"];
+
+/// `sentence` without a change word that asks to be told something instead.
+fn without_asks_to_be_told(sentence: &str) -> String {
+    let tokens: Vec<&str> = sentence.split_whitespace().collect();
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(at, token)| {
+            let to = tokens.get(at + 1).map(|t| bare_word(t));
+            !(TELLING_WORDS.contains(&bare_word(token)) && matches!(to, Some("me" | "us")))
+        })
+        .map(|(_, token)| *token)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn without_paths(sentence: &str) -> String {
     sentence
         .split_whitespace()
@@ -275,7 +304,7 @@ pub fn read_intent(prompt: &str) -> Intent {
         if is_question(&sentence) {
             continue;
         }
-        let sentence = without_embedded_questions(&sentence);
+        let sentence = without_asks_to_be_told(&without_embedded_questions(&sentence));
         if !mentions(&sentence, CHANGE_STEMS) {
             continue;
         }
@@ -328,6 +357,13 @@ fn only_adds(old: &str, new: &str) -> bool {
     old.chars().all(|c| kept.any(|n| n == c))
 }
 
+/// Whether replacing `old` by `new` goes against `intent`: the request asks only to add
+/// and `new` drops some of `old`, or only to take out and `new` keeps all of it.
+pub(crate) fn against_intent(intent: Intent, old: &str, new: &str) -> bool {
+    let keeps_all = only_adds(old.trim_end(), new);
+    (intent.additive && !keeps_all) || (intent.subtractive && keeps_all)
+}
+
 /// The prompt's sentences, lower-cased, each with its closing mark. Dots inside a word
 /// (`calc.py`, `3.14`) do not end a sentence.
 fn sentences(prompt: &str) -> Vec<String> {
@@ -352,6 +388,14 @@ fn words(sentence: &str) -> Vec<&str> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// Whether some sentence of `prompt` is a question ("What is the timeout?"; not "Run
+/// the tests.").
+pub(crate) fn asks_a_question(prompt: &str) -> bool {
+    sentences(prompt)
+        .iter()
+        .any(|s| is_question(s) || s.trim_end().ends_with('?'))
 }
 
 fn is_question(sentence: &str) -> bool {

@@ -22,9 +22,16 @@ fn questions_and_requests_to_look_ask_for_no_change() {
         "Read calc.py and explain what add does",
         "Explain how to sort the list in utils.py.",
         "Tell me which files I should change, and why.",
+        "Give me an overview of this project.",
+        "Find the handler that exports the report.",
     ] {
         assert!(!intent(prompt).change, "{prompt}");
     }
+}
+
+#[test]
+fn a_prepend_only_adds() {
+    assert!(intent("Prepend a shebang line to run.sh.").additive);
 }
 
 #[test]
@@ -57,6 +64,8 @@ fn requests_for_a_change_are_read_as_such_also_inside_a_question() {
         "We stopped using the cache; take it out of config.toml.",
         "Scale the api to 5 replicas in deploy.yaml.",
         "Bump the version to 0.4.0",
+        "Give connect in db.py a timeout parameter that defaults to 10.",
+        "Reorder the imports in main.py.",
         "In run.sh, comment out the rm line.",
         "Please set DEBUG to False",
     ] {

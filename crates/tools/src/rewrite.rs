@@ -229,7 +229,7 @@ impl RewriteEdits {
             let Some(answer) = self.answer(&rewrite_prompt(shown, old, prompt, ask)).await else {
                 return Rewrite::Unusable;
             };
-            match read_rewrite(old, &answer, intent) {
+            match read_rewrite(old, &answer, intent, shown) {
                 Rewrite::Unusable => continue,
                 Rewrite::Unchanged if attempt > 0 => return Rewrite::Unusable,
                 usable => return usable,

@@ -4,7 +4,7 @@
 //! JSON document because the request also names a `package.json`, or move a key into a
 //! neighbouring object.
 
-use crate::intent::Intent;
+use crate::intent::{against_intent, Intent};
 use std::collections::HashSet;
 
 /// What a rewrite request gave for a file.
@@ -40,14 +40,19 @@ pub(super) fn code_block(answer: &str) -> Option<&str> {
 /// - unless the request removes, moves or renames something, a JSON file keeps every
 ///   key where it was (asked to turn on a top-level `debug`, the model moved it into the
 ///   `server` object beside it);
+/// - it does what the request asks only (`Intent::additive`, `Intent::subtractive`):
+///   an addition keeps every character of the file;
 /// - a valid JSON file stays valid JSON;
 /// - a file that is not JSON does not become a JSON document (asked to bump a version
 ///   "in package.json and VERSION", the model wrote `VERSION` as `{"version": ...}`).
-pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
+///
+/// A first line that only names the file (`stats.py`, `# stats.py`), where the file
+/// itself does not open with it, is the model's caption of the block, not the file's.
+pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str) -> Rewrite {
     let Some(block) = code_block(answer) else {
         return Rewrite::Unusable;
     };
-    let mut new = block.to_owned();
+    let mut new = without_caption(block, old, shown).to_owned();
     if !old.ends_with('\n') && new.ends_with('\n') {
         new.pop();
     }
@@ -60,6 +65,9 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
     if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
         return Rewrite::Unusable;
     }
+    if against_intent(intent, old, &new) {
+        return Rewrite::Unusable;
+    }
     match (json_document(old), json_document(&new)) {
         // A valid JSON file left broken (a small model drops a comma, or answers with a
         // comment in it). A file that was not valid JSON is not judged: the request may
@@ -68,6 +76,25 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent) -> Rewrite {
         (None, Some(_)) if !json_like(old) => Rewrite::Unusable,
         (Some(old), Some(new)) if !intent.reshapes && moves_keys(&old, &new) => Rewrite::Unusable,
         _ => Rewrite::New(new),
+    }
+}
+
+/// `block` without a first line that names the file `shown` (by its path or its name,
+/// bare, with a colon, or as a comment), unless `old` opens with that line too.
+fn without_caption<'a>(block: &'a str, old: &str, shown: &str) -> &'a str {
+    let (first, rest) = block.split_once('\n').unwrap_or((block, ""));
+    let name = shown.rsplit('/').next().unwrap_or(shown);
+    let caption = first
+        .trim()
+        .trim_start_matches(['#', '/', '-', ';', '*', '<', '!', ' '])
+        .trim_end_matches(['>', '-', '*', '/', ':', ' '])
+        .trim();
+    let names_file = !caption.is_empty() && (caption == shown || caption == name);
+    let old_first = old.lines().next().unwrap_or("");
+    if names_file && old_first.trim() != first.trim() {
+        rest
+    } else {
+        block
     }
 }
 
