@@ -173,12 +173,15 @@ fn a_rewritten_file_is_not_changed_again_in_the_turn_and_off_means_off() {
 fn a_question_gets_no_rewrite_request() {
     let server = small_model_server();
     server.push(Turn::text(WRONG_EDIT));
+    server.push(Turn::text("There are 3 replicas."));
+    // Nothing it called succeeded: saki reads the file, and the model answers again.
     server.push(Turn::text("There are 2 replicas."));
     let e = env_with(&[("deploy.yaml", DEPLOY)]);
     let events = run(&server, &e, "How many replicas does deploy.yaml set?");
     assert_eq!(read(&e), DEPLOY);
     assert_eq!(tool_result(&events)["item"]["status"], "denied");
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(rewrite_requests(&events), 0);
 }
 
 #[test]

@@ -186,6 +186,8 @@ fn a_small_model_on_a_local_server_gets_its_tools_in_the_prompt() {
 
     e.write_config("[providers.llamacpp]\ntool_calling = \"native\"\n");
     server.push(Turn::text("MANGO"));
+    // Answered without a call, the question gets the file its words point to read.
+    server.push(Turn::text("MANGO"));
     let out = e
         .exec_llamacpp(&server.openai_url(), &["--json"], "What is the word?")
         .stdout;

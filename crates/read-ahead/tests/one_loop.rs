@@ -450,6 +450,8 @@ async fn a_question_may_not_change_files_in_a_speculation_either() {
              \"content\": \"# Overwrote README.md\"}}",
         ),
         text("It is a demo."),
+        // Its one call refused, the turn gets README.md read by saki, in both loops.
+        text("It says demo."),
     ];
     let question = "What is in README.md?";
     let (spec, [main, _]) = agree_on(question, guarded(), ApprovalMode::AutoEdit, &replies).await;
