@@ -15,7 +15,7 @@
 //! [`SEARCH_BUDGET`] in all.
 
 use crate::fs::GrepQuery;
-use crate::grep::Match;
+use crate::grep::{Found, Match};
 use crate::intent::path_word;
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{Interceptor, PromptAction};
@@ -80,15 +80,11 @@ impl PromptMentions {
     /// The lines of the workspace that `pattern` matches (any case), in one search,
     /// up to `max` of them.
     async fn search(&self, pattern: String, max: usize) -> Option<Vec<Match>> {
-        let query = GrepQuery {
-            pattern,
-            glob: None,
-            case_insensitive: true,
-            max,
-            shown_root: self.workspace.root().to_path_buf(),
-        };
-        let fs = self.workspace.fs();
-        Some(fs.grep(self.workspace.root(), &query).await.ok()?.matches)
+        Some(
+            search_workspace(&self.workspace, pattern, max)
+                .await?
+                .matches,
+        )
     }
 
     /// The note for `prompt`, or `None` when none of its words points anywhere.
@@ -242,9 +238,26 @@ const DECLARATION_PREFIX: &str = r"(?:export|default|pub(?:\([\w ]*\))?|async|st
 const DECLARATION_KEYWORD: &str =
     r"(?:class|def|fn|struct|enum|trait|interface|function|func|type|const|let|var|mod|module)";
 
+/// The lines of `workspace` that `pattern` matches (any case), in one search, up to
+/// `max` of them, with how many match in all.
+pub(crate) async fn search_workspace(
+    workspace: &Workspace,
+    pattern: String,
+    max: usize,
+) -> Option<Found> {
+    let query = GrepQuery {
+        pattern,
+        glob: None,
+        case_insensitive: true,
+        max,
+        shown_root: workspace.root().to_path_buf(),
+    };
+    workspace.fs().grep(workspace.root(), &query).await.ok()
+}
+
 /// A pattern for any of `words` as a whole word or a word of a snake_case name; the
 /// search and the sorting of its lines by word use the same one.
-fn word_pattern(words: &[String]) -> String {
+pub(crate) fn word_pattern(words: &[String]) -> String {
     format!(r"(?:\b|_)(?:{})(?:\b|_)", alternatives(words))
 }
 

@@ -18,8 +18,8 @@
 //! with any call at all, or whose prompt names no file (the change guard and the
 //! rewrite answer for those).
 
-use crate::fs::GrepQuery;
 use crate::intent::{asks_a_question, current_turn, path_word, read_intent};
+use crate::mentions::{distinctive_words, search_workspace, word_pattern};
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{Interceptor, OwnCall, TurnEndAction, OWN_CALL_PREFIX};
 use saki_llm_worker::{Item, ToolResultStatus};
@@ -30,16 +30,6 @@ use std::sync::Arc;
 pub struct UnlookedAnswer {
     workspace: Arc<Workspace>,
 }
-
-/// Words of a question that say nothing of where its answer is.
-const PLAIN_WORDS: &[&str] = &[
-    "what", "which", "where", "when", "does", "doing", "done", "this", "that", "there", "these",
-    "those", "here", "with", "from", "have", "about", "into", "your", "they", "them", "their",
-    "file", "files", "many", "much", "tell", "show", "please", "could", "would", "should", "will",
-    "some", "every", "each", "value", "used", "uses", "using", "defined", "define", "defines",
-    "find", "list", "explain", "describe", "give", "know", "like", "whole", "just", "also", "only",
-    "then", "than", "after", "before", "make", "made", "work", "works", "being", "been", "were",
-];
 
 /// Matching lines of the question's words past which they point nowhere (the README is
 /// read instead).
@@ -70,20 +60,8 @@ impl UnlookedAnswer {
 
     /// The file with the most lines matching `pattern` (ignoring case), when the
     /// pattern matches some lines and not so many that they point nowhere.
-    async fn most_matched_file(&self, pattern: &str) -> Option<String> {
-        let query = GrepQuery {
-            pattern: pattern.to_owned(),
-            glob: None,
-            case_insensitive: true,
-            max: MAX_USEFUL_MATCHES,
-            shown_root: self.workspace.root().to_path_buf(),
-        };
-        let found = self
-            .workspace
-            .fs()
-            .grep(self.workspace.root(), &query)
-            .await
-            .ok()?;
+    async fn most_matched_file(&self, pattern: String) -> Option<String> {
+        let found = search_workspace(&self.workspace, pattern, MAX_USEFUL_MATCHES).await?;
         if found.total > MAX_USEFUL_MATCHES {
             return None;
         }
@@ -106,7 +84,7 @@ impl UnlookedAnswer {
     /// occur most, else the README.
     async fn file_for_answer(&self, prompt: &str) -> Option<String> {
         if let Some(pattern) = search_pattern(prompt) {
-            if let Some(path) = self.most_matched_file(&pattern).await {
+            if let Some(path) = self.most_matched_file(pattern).await {
                 return Some(path);
             }
         }
@@ -132,21 +110,10 @@ fn read_call(path: &str, prompt: &str) -> OwnCall {
     }
 }
 
-/// The question's own words, as one case-insensitive pattern (`timeout|settings`):
-/// words of four letters or more that are not [`PLAIN_WORDS`] and name no file.
+/// The question's own words ([`distinctive_words`]) as one pattern, when it has any.
 fn search_pattern(prompt: &str) -> Option<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in prompt.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        let word = word.to_lowercase();
-        if word.chars().count() >= 4
-            && word.chars().any(char::is_alphabetic)
-            && !PLAIN_WORDS.contains(&word.as_str())
-            && !words.contains(&word)
-        {
-            words.push(word);
-        }
-    }
-    (!words.is_empty()).then(|| words.join("|"))
+    let words = distinctive_words(prompt);
+    (!words.is_empty()).then(|| word_pattern(&words))
 }
 
 #[async_trait::async_trait]
@@ -245,8 +212,8 @@ mod tests {
     #[test]
     fn a_question_s_own_words_are_searched_for() {
         assert_eq!(
-            search_pattern("What is the timeout in the settings?").as_deref(),
-            Some("timeout|settings")
+            search_pattern("What is the timeout in the settings?"),
+            Some(word_pattern(&["timeout".into(), "settings".into()]))
         );
         assert_eq!(search_pattern("What does this do?"), None);
     }
