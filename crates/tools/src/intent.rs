@@ -488,15 +488,16 @@ impl ChangeGuard {
         }
         let old = self.text_read(input.get("path")?.as_str()?)?;
         let new = input.get("content")?.as_str()?;
-        let keeps_all = only_adds(old.trim_end(), new);
-        if intent.additive && !keeps_all {
-            return Some(
-                "the request asks to add, and this text leaves out some of what the file \
-                 holds. Write the file's whole text as it is, with the addition."
-                    .to_owned(),
-            );
+        if !against_intent(intent, &old, new) {
+            return None;
         }
-        (intent.subtractive && keeps_all).then(|| TAKES_NOTHING_OUT.to_owned())
+        Some(if intent.additive {
+            "the request asks to add, and this text leaves out some of what the file \
+             holds. Write the file's whole text as it is, with the addition."
+                .to_owned()
+        } else {
+            TAKES_NOTHING_OUT.to_owned()
+        })
     }
 
     /// Why an `edit` with `input` may not run in a turn that asks only for something to be
