@@ -304,7 +304,10 @@ pub fn read_intent(prompt: &str) -> Intent {
         if is_question(&sentence) {
             continue;
         }
-        let sentence = without_asks_to_be_told(&without_embedded_questions(&sentence));
+        // A file's name asks nothing: `changelog.md` is not "change", `setup.py` not "set".
+        let sentence = without_paths(&without_asks_to_be_told(&without_embedded_questions(
+            &sentence,
+        )));
         if !mentions(&sentence, CHANGE_STEMS) {
             continue;
         }
@@ -312,7 +315,7 @@ pub fn read_intent(prompt: &str) -> Intent {
         let reshapes = mentions(&sentence, REMOVAL_STEMS);
         intent.reshapes |= reshapes;
         // "Remove the DEBUG line" asks for a line to go, not the file.
-        intent.removal |= reshapes && !mentions(&without_paths(&sentence), PART_STEMS);
+        intent.removal |= reshapes && !mentions(&sentence, PART_STEMS);
         if asks_only_to_add(&sentence) {
             intent.additive = true;
         } else {
@@ -396,6 +399,14 @@ pub(crate) fn asks_a_question(prompt: &str) -> bool {
     sentences(prompt)
         .iter()
         .any(|s| is_question(s) || s.trim_end().ends_with('?'))
+}
+
+/// Whether some sentence of `prompt` that is not a question asks for something to be
+/// moved ("Move helper from a.py to b.py"): its new place needs the text it comes from.
+pub(crate) fn asks_to_move(prompt: &str) -> bool {
+    sentences(prompt)
+        .iter()
+        .any(|s| !is_question(s) && mentions(s, &["mov"]))
 }
 
 fn is_question(sentence: &str) -> bool {

@@ -30,6 +30,13 @@ fn questions_and_requests_to_look_ask_for_no_change() {
 }
 
 #[test]
+fn a_files_name_is_not_a_change_word() {
+    assert!(!intent("Look at changelog.md and setup.py.").change);
+    let entry = intent("Add a 1.1.0 entry above 1.0.0 in CHANGELOG.md saying: Added dark mode.");
+    assert!(entry.change && entry.additive);
+}
+
+#[test]
 fn a_prepend_only_adds() {
     assert!(intent("Prepend a shebang line to run.sh.").additive);
 }

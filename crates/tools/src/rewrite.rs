@@ -27,8 +27,14 @@
 //! changed is written whole the same way, one per turn end, as a call saki makes itself
 //! ([`TurnEndAction::Call`]). A named file the request does not ask to change comes back
 //! as it is (the test a fix must pass), and is left alone.
+//!
+//! A request for a new file or to move one is met at the turn's end too (`new_files`,
+//! `own_files`): the new file's text is asked for and written, a moved file is copied to
+//! its place and then deleted.
 
 mod answer;
+mod new_files;
+mod own_files;
 
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
@@ -64,6 +70,17 @@ struct TurnState {
     /// Files whose new text was asked for in this turn, and what came of it: each is
     /// asked for once (asked again with the same words, greedy sampling answers the same).
     settled: HashMap<PathBuf, Settled>,
+    /// The files the prompt names that existed when it was made, as shown and as they
+    /// were: what a new file or a moved function is made from.
+    context: Vec<(String, String)>,
+    /// The files the prompt names that existed when it was made, resolved.
+    named: Vec<PathBuf>,
+    /// The paths the prompt introduces as new files that did not exist when it was made.
+    introduced: Vec<String>,
+    /// The new files whose text was asked for in this turn.
+    created: Vec<String>,
+    /// The calls made in this turn to move the file the prompt moves.
+    move_calls: u8,
 }
 
 /// What came of asking for a file's new text in a turn.
@@ -198,6 +215,20 @@ impl RewriteEdits {
         Err(settled)
     }
 
+    /// What becomes of the model's `delete_file` `call`: refused while it would lose
+    /// the text of a file the turn's prompt moves.
+    async fn delete_action(&self, call: &ToolCallInfo) -> ToolAction {
+        let prompt = self.state().prompt.clone();
+        let path = call.input.get("path").and_then(|p| p.as_str());
+        let (Some(prompt), Some(path)) = (prompt, path) else {
+            return ToolAction::Allow;
+        };
+        match self.delete_before_move(&prompt, path).await {
+            Some(why) => ToolAction::Deny(why),
+            None => ToolAction::Allow,
+        }
+    }
+
     /// The largest file rewritten, in bytes.
     fn max_file_bytes(&self) -> usize {
         self.model.max_output_tokens as usize * BYTES_PER_TOKEN
@@ -225,8 +256,10 @@ impl RewriteEdits {
     /// (greedy sampling gives the same answer to the same words); one that then comes
     /// back unchanged is not read as "nothing to change", since the first one changed it.
     async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
+        let context = self.context_for(shown, prompt);
         for (attempt, ask) in REWRITE_ASKS.iter().enumerate() {
-            let Some(answer) = self.answer(&rewrite_prompt(shown, old, prompt, ask)).await else {
+            let request = format!("{context}{}", rewrite_prompt(shown, old, prompt, ask));
+            let Some(answer) = self.answer(&request).await else {
                 return Rewrite::Unusable;
             };
             match read_rewrite(old, &answer, intent, shown) {
@@ -319,9 +352,13 @@ fn shown_path(workspace: &Workspace, resolved: &std::path::Path, written: &str) 
 impl Interceptor for RewriteEdits {
     async fn on_prompt_submit(&self, user: &Item) -> PromptAction {
         if let Item::User { text } = user {
+            let start = self.named_at_start(text).await;
             *self.state() = TurnState {
                 prompt: Some(text.clone()),
                 intent: Some(read_intent(text)),
+                context: start.context,
+                named: start.named,
+                introduced: start.introduced,
                 ..TurnState::default()
             };
         }
@@ -329,9 +366,13 @@ impl Interceptor for RewriteEdits {
     }
 
     async fn pre_tool_call(&self, call: &ToolCallInfo) -> ToolAction {
-        if !matches!(call.name.as_str(), "edit" | "write_file")
-            || call.ctx.call_id.starts_with(OWN_CALL_PREFIX)
-        {
+        if call.ctx.call_id.starts_with(OWN_CALL_PREFIX) {
+            return ToolAction::Allow;
+        }
+        if call.name == "delete_file" {
+            return self.delete_action(call).await;
+        }
+        if !matches!(call.name.as_str(), "edit" | "write_file") {
             return ToolAction::Allow;
         }
         let (prompt, intent) = {
@@ -349,6 +390,12 @@ impl Interceptor for RewriteEdits {
             return ToolAction::Allow;
         };
         let shown = shown_path(&self.workspace, &resolved, &path);
+        let refusal = self
+            .beside_new_file(&resolved, &shown)
+            .or_else(|| self.edit_of_moved(&prompt, &resolved, &shown));
+        if let Some(why) = refusal {
+            return ToolAction::Deny(why);
+        }
         if let Some(settled) = self.settled(&resolved) {
             return settled.action(&path, &shown);
         }
@@ -395,6 +442,16 @@ impl Interceptor for RewriteEdits {
         };
         let intent = read_intent(prompt);
         if !intent.change {
+            return TurnEndAction::Finish;
+        }
+        if let Some(call) = self.move_call(prompt, intent).await {
+            return TurnEndAction::Call(call);
+        }
+        if let Some(call) = self.creation_call(prompt).await {
+            return TurnEndAction::Call(call);
+        }
+        if self.makes_new_files(prompt) {
+            // The other files such a request names are what the new ones are made from.
             return TurnEndAction::Finish;
         }
         let changed: Vec<PathBuf> = changed_paths(turn)

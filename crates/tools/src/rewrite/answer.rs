@@ -35,8 +35,9 @@ pub(super) fn code_block(answer: &str) -> Option<&str> {
 
 /// What the answer gives for `old`. A new text to write is a complete code block that
 /// changes the file and keeps its format:
-/// - unless the request takes something out, it keeps at least half of the file's
-///   characters (a small model may answer with a fragment);
+/// - unless the request takes something out, moves or renames it, it keeps at least half
+///   of the file's characters (a small model may answer with a fragment; a function
+///   moved to another file may be most of this one);
 /// - unless the request removes, moves or renames something, a JSON file keeps every
 ///   key where it was (asked to turn on a top-level `debug`, the model moved it into the
 ///   `server` object beside it);
@@ -62,7 +63,7 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str)
     if new.trim().is_empty() {
         return Rewrite::Unusable;
     }
-    if !(intent.subtractive || intent.removal) && share_kept(old, &new) < MIN_SHARE_KEPT {
+    if !(intent.subtractive || intent.reshapes) && share_kept(old, &new) < MIN_SHARE_KEPT {
         return Rewrite::Unusable;
     }
     if against_intent(intent, old, &new) {
@@ -81,7 +82,7 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str)
 
 /// `block` without a first line that names the file `shown` (by its path or its name,
 /// bare, with a colon, or as a comment), unless `old` opens with that line too.
-fn without_caption<'a>(block: &'a str, old: &str, shown: &str) -> &'a str {
+pub(super) fn without_caption<'a>(block: &'a str, old: &str, shown: &str) -> &'a str {
     let (first, rest) = block.split_once('\n').unwrap_or((block, ""));
     let name = shown.rsplit('/').next().unwrap_or(shown);
     let caption = first

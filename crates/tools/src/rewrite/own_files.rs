@@ -1,0 +1,245 @@
+//! The calls a turn's end makes for a request that creates or moves a file (see
+//! `new_files`): the new file's text asked for and written, the moved file written where
+//! it goes and then deleted.
+
+use super::new_files::{
+    creation_prompt, destination, introduced_paths, moved_file, names_a_directory_only,
+    read_creation, shown_files,
+};
+use super::{named_files, shown_path, RewriteEdits, Settled};
+use crate::fs::Kind;
+use crate::intent::{asks_to_move, Intent};
+use crate::ScopeError;
+use saki_llm_worker::interceptor::OwnCall;
+
+/// The most bytes of the named files shown with a request for a file's text: each one
+/// is read by a small model at 30 to 100 tokens a second.
+const CONTEXT_BYTES: usize = 2000;
+
+/// What the files a prompt names were when it was made.
+pub(super) struct NamedAtStart {
+    /// Those that existed, as shown and as they were (up to [`CONTEXT_BYTES`] in all).
+    pub context: Vec<(String, String)>,
+    /// Those that existed, resolved.
+    pub named: Vec<std::path::PathBuf>,
+    /// The paths it introduces that did not exist.
+    pub introduced: Vec<String>,
+}
+
+/// The most calls one turn makes to move a file: its copy, then the original's delete.
+const MOVE_CALLS: u8 = 2;
+
+impl RewriteEdits {
+    /// The files `prompt` names that exist, and the paths it introduces that do not.
+    pub(super) async fn named_at_start(&self, prompt: &str) -> NamedAtStart {
+        let mut context = Vec::new();
+        let mut named = Vec::new();
+        let mut bytes = 0;
+        for word in named_files(prompt) {
+            let Some((path, resolved, text)) = self.file(word).await else {
+                continue;
+            };
+            named.push(resolved.clone());
+            if bytes + text.len() > CONTEXT_BYTES {
+                continue;
+            }
+            bytes += text.len();
+            context.push((shown_path(&self.workspace, &resolved, &path), text));
+        }
+        let introduced = introduced_paths(prompt)
+            .into_iter()
+            .filter(|path| self.missing(path))
+            .map(str::to_owned)
+            .collect();
+        NamedAtStart {
+            context,
+            named,
+            introduced,
+        }
+    }
+
+    /// Whether `path` is inside the workspace and names nothing.
+    fn missing(&self, path: &str) -> bool {
+        matches!(self.workspace.resolve(path), Err(ScopeError::NotFound(_)))
+    }
+
+    /// The other files a request to move something names, shown before the request for
+    /// `shown`'s new text: a function's new place needs the text it comes from.
+    pub(super) fn context_for(&self, shown: &str, prompt: &str) -> String {
+        if !asks_to_move(prompt) {
+            return String::new();
+        }
+        let others: Vec<(String, String)> = self
+            .state()
+            .context
+            .iter()
+            .filter(|(path, _)| path != shown)
+            .cloned()
+            .collect();
+        shown_files(&others)
+    }
+
+    /// Whether `prompt` asks for a file that did not exist when it was made: the files it
+    /// names then are what the new one is made from, not files to rewrite.
+    pub(super) fn makes_new_files(&self, prompt: &str) -> bool {
+        !self.state().introduced.is_empty() || moved_file(prompt).is_some()
+    }
+
+    /// The next call moving the file `prompt` moves: its text written where it goes,
+    /// then, once that holds it, the file deleted.
+    pub(super) async fn move_call(&self, prompt: &str, intent: Intent) -> Option<OwnCall> {
+        if !intent.removal || self.state().move_calls >= MOVE_CALLS {
+            return None;
+        }
+        let (from, to) = moved_file(prompt)?;
+        let (from, from_resolved, text) = self.file(from).await?;
+        let name = from_resolved.file_name()?.to_str()?;
+        let to_is_dir = self.is_dir(to).await;
+        if names_a_directory_only(to) && !to_is_dir {
+            return None;
+        }
+        let dest = destination(to, name, to_is_dir);
+        let call = match self.workspace.resolve(&dest) {
+            Err(ScopeError::NotFound(_)) => OwnCall {
+                name: "write_file".into(),
+                arguments: serde_json::json!({"path": dest, "content": text}).to_string(),
+                note: format!(
+                    "[saki wrote {from}'s text to {dest}: the request moves {from} there. \
+                     saki deletes {from} next.]"
+                ),
+            },
+            Ok(_) => {
+                let (_, now) = self
+                    .workspace
+                    .read_text(&dest, self.max_file_bytes() as u64)
+                    .await?;
+                if now != text {
+                    return None;
+                }
+                OwnCall {
+                    name: "delete_file".into(),
+                    arguments: serde_json::json!({ "path": from }).to_string(),
+                    note: format!(
+                        "[saki deleted {from}: {dest} holds its text, as the request asks. \
+                         Tell the person in one sentence what moved.]"
+                    ),
+                }
+            }
+            Err(_) => return None,
+        };
+        self.state().move_calls += 1;
+        self.settle(from_resolved, Settled::Rewritten);
+        Some(call)
+    }
+
+    /// Why the model's delete of `path` may not run in a turn whose `prompt` moves that
+    /// file, while the place it goes does not hold its text: asked to move `notes.txt`
+    /// into `docs/`, a 0.5B model deleted it, and its text was gone.
+    pub(super) async fn delete_before_move(&self, prompt: &str, path: &str) -> Option<String> {
+        let (from, to) = moved_file(prompt)?;
+        let (_, from_resolved, text) = self.file(from).await?;
+        let (_, resolved, _) = self.file(path).await?;
+        if resolved != from_resolved {
+            return None;
+        }
+        let name = from_resolved.file_name()?.to_str()?;
+        let dest = destination(to, name, self.is_dir(to).await);
+        let held = self
+            .workspace
+            .read_text(&dest, self.max_file_bytes() as u64)
+            .await
+            .is_some_and(|(_, now)| now == text);
+        (!held).then(|| {
+            format!(
+                "deleting {from} now would lose its text: the request moves it to {dest}, \
+                 which does not hold it yet. saki moves it when you answer; answer the person."
+            )
+        })
+    }
+
+    /// Why the model's change of the existing file `resolved` may not run in a turn whose
+    /// prompt asks for a new file and does not name this one: asked for a `.dockerignore`,
+    /// a 0.5B model edited the `Dockerfile` beside it; asked for a `requirements.txt`, it
+    /// changed an import in `app.py`.
+    pub(super) fn beside_new_file(
+        &self,
+        resolved: &std::path::Path,
+        shown: &str,
+    ) -> Option<String> {
+        let state = self.state();
+        if state.introduced.is_empty() || state.named.iter().any(|n| n == resolved) {
+            return None;
+        }
+        Some(format!(
+            "the request asks for a new file ({}) and does not ask to change {shown}; leave \
+             {shown} as it is. Create the new file with write_file.",
+            state.introduced.join(", ")
+        ))
+    }
+
+    /// Why the model's change of the existing file `resolved` may not run in a turn whose
+    /// `prompt` moves it: the request moves its text as it is (asked to move `notes.txt`,
+    /// a 0.5B model edited its one line first).
+    pub(super) fn edit_of_moved(
+        &self,
+        prompt: &str,
+        resolved: &std::path::Path,
+        shown: &str,
+    ) -> Option<String> {
+        let (from, _) = moved_file(prompt)?;
+        let moved = self.workspace.resolve(from).ok()?;
+        (moved == resolved).then(|| {
+            format!(
+                "the request moves {shown} as it is, and does not ask to change its text; \
+                 saki moves it when you answer. Answer the person."
+            )
+        })
+    }
+
+    async fn is_dir(&self, path: &str) -> bool {
+        let Ok(resolved) = self.workspace.resolve(path) else {
+            return false;
+        };
+        matches!(
+            self.workspace.fs().stat(&resolved).await,
+            Ok(Some(stat)) if stat.kind == Kind::Dir
+        )
+    }
+
+    /// A `write_file` of the first new file `prompt` asks for that is still missing, with
+    /// the text the model gives for it: each is asked for once a turn.
+    pub(super) async fn creation_call(&self, prompt: &str) -> Option<OwnCall> {
+        let (introduced, context) = {
+            let state = self.state();
+            let left: Vec<String> = state
+                .introduced
+                .iter()
+                .filter(|path| !state.created.contains(path))
+                .cloned()
+                .collect();
+            (left, state.context.clone())
+        };
+        for path in introduced {
+            self.state().created.push(path.clone());
+            if !self.missing(&path) {
+                continue;
+            }
+            let Some(answer) = self.answer(&creation_prompt(&context, prompt, &path)).await else {
+                continue;
+            };
+            let Some(text) = read_creation(&answer, &path) else {
+                continue;
+            };
+            return Some(OwnCall {
+                name: "write_file".into(),
+                arguments: serde_json::json!({"path": path, "content": text}).to_string(),
+                note: format!(
+                    "[saki created {path}: the request asks for it and the turn had not \
+                     written it, so saki asked for its text and wrote it. Tell the person in \
+                     one sentence what it holds.]"
+                ),
+            });
+        }
+        None
+    }
+}
