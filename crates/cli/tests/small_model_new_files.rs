@@ -204,3 +204,30 @@ fn a_moved_file_is_moved_as_it_is() {
     assert_eq!(file(&e, "notes.txt"), None);
     assert_eq!(calls(&events)[0], "\"edit\" \"denied\"");
 }
+
+#[test]
+fn a_file_the_request_deletes_is_deleted_when_the_turn_did_not() {
+    let server = llamacpp(494_032_768);
+    // The model calls the file's name as a tool, then answers.
+    server.push(Turn::text(
+        "{\"name\": \"old_helpers.py\", \"arguments\": {}}",
+    ));
+    server.push(Turn::text("It is not used."));
+    server.push(Turn::text("old_helpers.py is deleted."));
+    let e = env_with(&[
+        ("old_helpers.py", "def old():\n    pass\n"),
+        ("helpers.py", "X = 1\n"),
+    ]);
+    let events = run(&server, &e, "Delete old_helpers.py, nothing uses it.");
+    assert_eq!(file(&e, "old_helpers.py"), None);
+    assert_eq!(file(&e, "helpers.py").as_deref(), Some("X = 1\n"));
+    assert_eq!(
+        calls(&events).last().unwrap(),
+        "\"delete_file\" \"success\""
+    );
+    // The request after saki's delete shows the call, not the answer it replaced.
+    let requests = server.requests();
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(!last.contains("It is not used."), "{last}");
+    assert!(last.contains("delete_file"), "{last}");
+}

@@ -153,7 +153,10 @@ pub fn to_messages(history: &[Item]) -> Vec<Message> {
 pub fn to_messages_with(history: &[Item], vision: bool) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
     let mut last_kind = None;
-    for item in history {
+    for (at, item) in history.iter().enumerate() {
+        if set_aside(history, at) {
+            continue;
+        }
         let kind = item.message_kind();
         match messages.last_mut() {
             Some(last) if last_kind == Some(kind) && kind != MessageKind::Standalone => {
@@ -167,6 +170,25 @@ pub fn to_messages_with(history: &[Item], vision: bool) -> Vec<Message> {
         last_kind = Some(kind);
     }
     messages
+}
+
+/// Whether `history[at]` is answer text that a call saki made itself follows: the answer
+/// of a turn saki did not let end there (given without looking, or holding a file it then
+/// saved). Requests show the model its call and what it returned, not the answer the call
+/// replaced, which a small model otherwise repeats (it answered "timeout = 60" again after
+/// saki's read showed `timeout = 30`). History keeps it: sessions, the UI and exports
+/// show what the model said.
+fn set_aside(history: &[Item], at: usize) -> bool {
+    if !matches!(history[at], Item::AssistantText { .. }) {
+        return false;
+    }
+    history[at + 1..]
+        .iter()
+        .find(|item| !matches!(item, Item::AssistantText { .. } | Item::Thinking { .. }))
+        .is_some_and(|item| {
+            matches!(item, Item::ToolCall { ctx, .. }
+                if ctx.call_id.starts_with(crate::interceptor::OWN_CALL_PREFIX))
+        })
 }
 
 /// Which items may share one request message.
@@ -266,5 +288,36 @@ mod tests {
                 (Role::User, 1),
             ]
         );
+    }
+
+    #[test]
+    fn an_answer_a_call_saki_made_itself_follows_is_left_out_of_requests() {
+        let call = |id: &str| Item::ToolCall {
+            name: "read_file".into(),
+            arguments: "{}".into(),
+            signature: None,
+            ctx: ToolExecutionContext {
+                call_id: id.into(),
+                batch_id: "b".into(),
+                call_index: 0,
+            },
+        };
+        let answer = || Item::AssistantText {
+            text: "timeout = 60".into(),
+        };
+        let history = [
+            Item::user("What is the timeout?"),
+            answer(),
+            call("saki_b1"),
+        ];
+        let messages = to_messages(&history);
+        assert!(messages.iter().all(|m| !texts(m).contains(&"timeout = 60")));
+        assert_eq!(messages[1].content.len(), 1, "the call alone");
+        // Text before the model's own call stays: it is the model's, said with its call.
+        let history = [Item::user("What is the timeout?"), answer(), call("call_1")];
+        assert_eq!(to_messages(&history)[1].content.len(), 2);
+        // And an answer that ends a turn stays.
+        let history = [Item::user("What is the timeout?"), answer()];
+        assert_eq!(texts(&to_messages(&history)[1]), ["timeout = 60"]);
     }
 }

@@ -447,6 +447,9 @@ impl Interceptor for RewriteEdits {
         if let Some(call) = self.move_call(prompt, intent).await {
             return TurnEndAction::Call(call);
         }
+        if let Some(call) = self.deletion_call(prompt, intent).await {
+            return TurnEndAction::Call(call);
+        }
         if let Some(call) = self.creation_call(prompt).await {
             return TurnEndAction::Call(call);
         }

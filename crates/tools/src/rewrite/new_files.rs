@@ -118,6 +118,38 @@ pub(super) fn names_a_directory_only(to: &str) -> bool {
     path_word(to).is_none()
 }
 
+/// Words that ask for what follows them to go.
+const DELETING: &[&str] = &["delete", "remove", "rm", "erase", "unlink"];
+
+/// Words that may come between such a word and the file (`delete the file x.log`).
+const BEFORE_FILE: &[&str] = &["the", "file", "unused", "old"];
+
+/// The files `prompt` asks to delete, as written: a path right after `delete`, `remove`,
+/// `rm`, `erase` or `unlink`, with at most `the`, `file`, `unused` or `old` between
+/// ("Delete old_helpers.py", "remove the file debug.log"). Not a part of a file: in
+/// "Remove the DEBUG line from settings.py" the path follows `from`.
+pub(super) fn deleted_files(prompt: &str) -> Vec<&str> {
+    let tokens = tokens(prompt);
+    let mut files = Vec::new();
+    for (at, (_, word)) in tokens.iter().enumerate() {
+        if !DELETING.contains(&word.as_str()) {
+            continue;
+        }
+        let target = tokens[at + 1..]
+            .iter()
+            .find(|(_, word)| !BEFORE_FILE.contains(&word.as_str()));
+        if let Some(path) = target
+            .and_then(|(token, _)| path_word(token))
+            .filter(|p| file_like(p))
+        {
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 /// Where a file named `name` goes when moved to `to`: into it when it is a directory.
 pub(super) fn destination(to: &str, name: &str, to_is_dir: bool) -> String {
     if to_is_dir {
@@ -230,6 +262,25 @@ mod tests {
         assert_eq!(moved_file("Rename fetch to download in net.py."), None);
         assert_eq!(destination("lib/", "util.py", true), "lib/util.py");
         assert_eq!(destination("b.py", "a.py", false), "b.py");
+    }
+
+    #[test]
+    fn a_file_to_delete_is_the_path_right_after_the_word_that_asks_for_it() {
+        assert_eq!(
+            deleted_files("Delete old_helpers.py, nothing uses it."),
+            vec!["old_helpers.py"]
+        );
+        assert_eq!(
+            deleted_files("Please remove the file `debug.log` and rm tmp/a.txt."),
+            vec!["debug.log", "tmp/a.txt"]
+        );
+        for prompt in [
+            "Remove the DEBUG line from settings.py.",
+            "Delete the unused import in app.py.",
+            "Remove requests from requirements.txt.",
+        ] {
+            assert_eq!(deleted_files(prompt), Vec::<&str>::new(), "{prompt}");
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! it goes and then deleted.
 
 use super::new_files::{
-    creation_prompt, destination, introduced_paths, moved_file, names_a_directory_only,
-    read_creation, shown_files,
+    creation_prompt, deleted_files, destination, introduced_paths, moved_file,
+    names_a_directory_only, read_creation, shown_files,
 };
 use super::{named_files, shown_path, RewriteEdits, Settled};
 use crate::fs::Kind;
@@ -194,6 +194,41 @@ impl RewriteEdits {
                  saki moves it when you answer. Answer the person."
             )
         })
+    }
+
+    /// A `delete_file` of the first file `prompt` asks to delete that still exists and
+    /// that no call of this turn was made for yet: asked "Delete old_helpers.py, nothing
+    /// uses it.", a 0.5B model called a tool named `old_helpers.py`, then tried to edit
+    /// `helpers.py`, and the file stayed.
+    pub(super) async fn deletion_call(&self, prompt: &str, intent: Intent) -> Option<OwnCall> {
+        if !intent.removal {
+            return None;
+        }
+        for path in deleted_files(prompt) {
+            let Ok(resolved) = self.workspace.resolve(path) else {
+                continue;
+            };
+            if self.settled(&resolved).is_some() || !self.is_file(&resolved).await {
+                continue;
+            }
+            self.settle(resolved, Settled::Rewritten);
+            return Some(OwnCall {
+                name: "delete_file".into(),
+                arguments: serde_json::json!({ "path": path }).to_string(),
+                note: format!(
+                    "[saki deleted {path}: the request asks for it and the turn had not \
+                     deleted it. Tell the person in one sentence what was deleted.]"
+                ),
+            });
+        }
+        None
+    }
+
+    async fn is_file(&self, resolved: &std::path::Path) -> bool {
+        matches!(
+            self.workspace.fs().stat(resolved).await,
+            Ok(Some(stat)) if stat.kind == Kind::File
+        )
     }
 
     async fn is_dir(&self, path: &str) -> bool {
