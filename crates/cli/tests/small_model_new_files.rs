@@ -231,3 +231,21 @@ fn a_file_the_request_deletes_is_deleted_when_the_turn_did_not() {
     assert!(!last.contains("It is not used."), "{last}");
     assert!(last.contains("delete_file"), "{last}");
 }
+
+#[test]
+fn a_file_the_request_names_and_asks_to_remove_as_it_is_deleted() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("It is unused."));
+    server.push(Turn::text("Removed old_helpers.py."));
+    let e = env_with(&[
+        ("old_helpers.py", "def old():\n    pass\n"),
+        ("helpers.py", "X = 1\n"),
+    ]);
+    run(
+        &server,
+        &e,
+        "old_helpers.py is not used anymore, remove it.",
+    );
+    assert_eq!(file(&e, "old_helpers.py"), None);
+    assert_eq!(file(&e, "helpers.py").as_deref(), Some("X = 1\n"));
+}

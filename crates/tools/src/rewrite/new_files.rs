@@ -124,27 +124,54 @@ const DELETING: &[&str] = &["delete", "remove", "rm", "erase", "unlink"];
 /// Words that may come between such a word and the file (`delete the file x.log`).
 const BEFORE_FILE: &[&str] = &["the", "file", "unused", "old"];
 
+/// Words that, after a word that asks for something to go, mean the one file the
+/// request names ("old_helpers.py is not used anymore, remove it.").
+const PRONOUNS: &[&str] = &["it", "this", "that"];
+
+/// Words after such a pronoun that make it a part of another file ("remove it from
+/// requirements.txt").
+const PART_OF: &[&str] = &["from", "in", "inside", "out"];
+
 /// The files `prompt` asks to delete, as written: a path right after `delete`, `remove`,
 /// `rm`, `erase` or `unlink`, with at most `the`, `file`, `unused` or `old` between
-/// ("Delete old_helpers.py", "remove the file debug.log"). Not a part of a file: in
-/// "Remove the DEBUG line from settings.py" the path follows `from`.
+/// ("Delete old_helpers.py", "remove the file debug.log"), or the one path the prompt
+/// names when such a word is followed by `it` ("old_helpers.py is not used anymore,
+/// remove it."). Not a part of a file: in "Remove the DEBUG line from settings.py" the
+/// path follows `from`, and "remove it from requirements.txt" takes something out of it.
 pub(super) fn deleted_files(prompt: &str) -> Vec<&str> {
     let tokens = tokens(prompt);
+    let mut paths: Vec<&str> = Vec::new();
+    for path in tokens
+        .iter()
+        .filter_map(|(token, _)| path_word(token).filter(|p| file_like(p)))
+    {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
     let mut files = Vec::new();
     for (at, (_, word)) in tokens.iter().enumerate() {
         if !DELETING.contains(&word.as_str()) {
             continue;
         }
-        let target = tokens[at + 1..]
+        let mut after = tokens[at + 1..]
             .iter()
-            .find(|(_, word)| !BEFORE_FILE.contains(&word.as_str()));
-        if let Some(path) = target
-            .and_then(|(token, _)| path_word(token))
-            .filter(|p| file_like(p))
-        {
-            if !files.contains(&path) {
-                files.push(path);
+            .skip_while(|(_, word)| BEFORE_FILE.contains(&word.as_str()));
+        let Some((token, word)) = after.next() else {
+            continue;
+        };
+        let part_of = after
+            .next()
+            .is_some_and(|(_, next)| PART_OF.contains(&next.as_str()));
+        let file = match path_word(token).filter(|p| file_like(p)) {
+            Some(path) => Some(path),
+            None if PRONOUNS.contains(&word.as_str()) && !part_of && paths.len() == 1 => {
+                Some(paths[0])
             }
+            None => None,
+        };
+        if let Some(path) = file.filter(|p| !files.contains(p)) {
+            files.push(path);
         }
     }
     files
@@ -274,7 +301,13 @@ mod tests {
             deleted_files("Please remove the file `debug.log` and rm tmp/a.txt."),
             vec!["debug.log", "tmp/a.txt"]
         );
+        assert_eq!(
+            deleted_files("old_helpers.py is not used anymore, remove it."),
+            vec!["old_helpers.py"]
+        );
         for prompt in [
+            "Find requests in setup.py and remove it from requirements.txt.",
+            "Compare a.py and b.py, then delete it.",
             "Remove the DEBUG line from settings.py.",
             "Delete the unused import in app.py.",
             "Remove requests from requirements.txt.",
