@@ -325,16 +325,23 @@ const REWRITE_ASKS: [&str; 2] = ["", " Change nothing the request does not ask f
 /// The request for a file's new text: the file in a code block, then the person's words,
 /// then `ask`.
 fn rewrite_prompt(shown: &str, old: &str, prompt: &str, ask: &str) -> String {
-    let newline = if old.ends_with('\n') || old.is_empty() {
+    format!(
+        "{}{}\nReply with the complete new content of {shown}, all of it, in one code \
+         block.{ask}",
+        fenced_file(shown, old),
+        prompt.trim()
+    )
+}
+
+/// `text` shown as the file `shown`: its name, then the text in a code block, then a
+/// blank line.
+fn fenced_file(shown: &str, text: &str) -> String {
+    let newline = if text.ends_with('\n') || text.is_empty() {
         ""
     } else {
         "\n"
     };
-    format!(
-        "{shown}:\n```\n{old}{newline}```\n\n{}\nReply with the complete new content of \
-         {shown}, all of it, in one code block.{ask}",
-        prompt.trim()
-    )
+    format!("{shown}:\n```\n{text}{newline}```\n\n")
 }
 
 /// The path to show the model: relative to the workspace where it is inside it.

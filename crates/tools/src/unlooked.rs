@@ -51,11 +51,7 @@ impl UnlookedAnswer {
     }
 
     async fn is_file(&self, path: &str) -> bool {
-        let Ok(resolved) = self.workspace.resolve(path) else {
-            return false;
-        };
-        let stat = self.workspace.fs().stat(&resolved).await.ok().flatten();
-        stat.is_some_and(|s| s.kind == crate::fs::Kind::File)
+        self.workspace.kind(path).await == Some(crate::fs::Kind::File)
     }
 
     /// The file with the most lines matching `pattern` (ignoring case), when the

@@ -125,6 +125,14 @@ impl Workspace {
         Some((resolved, String::from_utf8(bytes).ok()?))
     }
 
+    /// What the existing path `path` (as a model wrote it) is inside the roots, if
+    /// anything.
+    pub async fn kind(&self, path: &str) -> Option<crate::fs::Kind> {
+        let resolved = self.resolve(path).ok()?;
+        let stat = self.fs.stat(&resolved).await.ok().flatten()?;
+        Some(stat.kind)
+    }
+
     pub fn shell_runtime(&self) -> Option<&Arc<ShellRuntime>> {
         self.shell.as_ref()
     }

@@ -191,14 +191,7 @@ pub(super) fn destination(to: &str, name: &str, to_is_dir: bool) -> String {
 pub(super) fn shown_files(files: &[(String, String)]) -> String {
     files
         .iter()
-        .map(|(shown, text)| {
-            let newline = if text.ends_with('\n') || text.is_empty() {
-                ""
-            } else {
-                "\n"
-            };
-            format!("{shown}:\n```\n{text}{newline}```\n\n")
-        })
+        .map(|(shown, text)| super::fenced_file(shown, text))
         .collect()
 }
 

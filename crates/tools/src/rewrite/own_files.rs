@@ -26,6 +26,14 @@ pub(super) struct NamedAtStart {
     pub introduced: Vec<String>,
 }
 
+/// A file a request moves: as written, resolved and as it is, and where it goes.
+struct Move {
+    from: String,
+    from_resolved: std::path::PathBuf,
+    text: String,
+    dest: String,
+}
+
 /// The most calls one turn makes to move a file: its copy, then the original's delete.
 const MOVE_CALLS: u8 = 2;
 
@@ -85,50 +93,63 @@ impl RewriteEdits {
         !self.state().introduced.is_empty() || moved_file(prompt).is_some()
     }
 
+    /// The file `prompt` moves, if it exists, and where it goes (see `moved_file`).
+    async fn planned_move(&self, prompt: &str) -> Option<Move> {
+        let (from, to) = moved_file(prompt)?;
+        let (from, from_resolved, text) = self.file(from).await?;
+        let name = from_resolved.file_name()?.to_str()?;
+        let to_is_dir = self.workspace.kind(to).await == Some(Kind::Dir);
+        if names_a_directory_only(to) && !to_is_dir {
+            return None;
+        }
+        let dest = destination(to, name, to_is_dir);
+        Some(Move {
+            from,
+            from_resolved,
+            text,
+            dest,
+        })
+    }
+
+    /// Whether `planned`'s place holds the moved file's text.
+    async fn holds(&self, planned: &Move) -> bool {
+        self.workspace
+            .read_text(&planned.dest, self.max_file_bytes() as u64)
+            .await
+            .is_some_and(|(_, now)| now == planned.text)
+    }
+
     /// The next call moving the file `prompt` moves: its text written where it goes,
     /// then, once that holds it, the file deleted.
     pub(super) async fn move_call(&self, prompt: &str, intent: Intent) -> Option<OwnCall> {
         if !intent.removal || self.state().move_calls >= MOVE_CALLS {
             return None;
         }
-        let (from, to) = moved_file(prompt)?;
-        let (from, from_resolved, text) = self.file(from).await?;
-        let name = from_resolved.file_name()?.to_str()?;
-        let to_is_dir = self.is_dir(to).await;
-        if names_a_directory_only(to) && !to_is_dir {
-            return None;
-        }
-        let dest = destination(to, name, to_is_dir);
-        let call = match self.workspace.resolve(&dest) {
-            Err(ScopeError::NotFound(_)) => OwnCall {
+        let planned = self.planned_move(prompt).await?;
+        let Move { from, dest, .. } = &planned;
+        let call = if self.missing(dest) {
+            OwnCall {
                 name: "write_file".into(),
-                arguments: serde_json::json!({"path": dest, "content": text}).to_string(),
+                arguments: serde_json::json!({"path": dest, "content": planned.text}).to_string(),
                 note: format!(
                     "[saki wrote {from}'s text to {dest}: the request moves {from} there. \
                      saki deletes {from} next.]"
                 ),
-            },
-            Ok(_) => {
-                let (_, now) = self
-                    .workspace
-                    .read_text(&dest, self.max_file_bytes() as u64)
-                    .await?;
-                if now != text {
-                    return None;
-                }
-                OwnCall {
-                    name: "delete_file".into(),
-                    arguments: serde_json::json!({ "path": from }).to_string(),
-                    note: format!(
-                        "[saki deleted {from}: {dest} holds its text, as the request asks. \
-                         Tell the person in one sentence what moved.]"
-                    ),
-                }
             }
-            Err(_) => return None,
+        } else if self.holds(&planned).await {
+            OwnCall {
+                name: "delete_file".into(),
+                arguments: serde_json::json!({ "path": from }).to_string(),
+                note: format!(
+                    "[saki deleted {from}: {dest} holds its text, as the request asks. \
+                     Tell the person in one sentence what moved.]"
+                ),
+            }
+        } else {
+            return None;
         };
         self.state().move_calls += 1;
-        self.settle(from_resolved, Settled::Rewritten);
+        self.settle(planned.from_resolved, Settled::Rewritten);
         Some(call)
     }
 
@@ -136,25 +157,16 @@ impl RewriteEdits {
     /// file, while the place it goes does not hold its text: asked to move `notes.txt`
     /// into `docs/`, a 0.5B model deleted it, and its text was gone.
     pub(super) async fn delete_before_move(&self, prompt: &str, path: &str) -> Option<String> {
-        let (from, to) = moved_file(prompt)?;
-        let (_, from_resolved, text) = self.file(from).await?;
+        let planned = self.planned_move(prompt).await?;
         let (_, resolved, _) = self.file(path).await?;
-        if resolved != from_resolved {
+        if resolved != planned.from_resolved || self.holds(&planned).await {
             return None;
         }
-        let name = from_resolved.file_name()?.to_str()?;
-        let dest = destination(to, name, self.is_dir(to).await);
-        let held = self
-            .workspace
-            .read_text(&dest, self.max_file_bytes() as u64)
-            .await
-            .is_some_and(|(_, now)| now == text);
-        (!held).then(|| {
-            format!(
-                "deleting {from} now would lose its text: the request moves it to {dest}, \
-                 which does not hold it yet. saki moves it when you answer; answer the person."
-            )
-        })
+        Some(format!(
+            "deleting {} now would lose its text: the request moves it to {}, which does \
+             not hold it yet. saki moves it when you answer; answer the person.",
+            planned.from, planned.dest
+        ))
     }
 
     /// Why the model's change of the existing file `resolved` may not run in a turn whose
@@ -208,7 +220,8 @@ impl RewriteEdits {
             let Ok(resolved) = self.workspace.resolve(path) else {
                 continue;
             };
-            if self.settled(&resolved).is_some() || !self.is_file(&resolved).await {
+            let is_file = self.workspace.kind(path).await == Some(Kind::File);
+            if self.settled(&resolved).is_some() || !is_file {
                 continue;
             }
             self.settle(resolved, Settled::Rewritten);
@@ -222,23 +235,6 @@ impl RewriteEdits {
             });
         }
         None
-    }
-
-    async fn is_file(&self, resolved: &std::path::Path) -> bool {
-        matches!(
-            self.workspace.fs().stat(resolved).await,
-            Ok(Some(stat)) if stat.kind == Kind::File
-        )
-    }
-
-    async fn is_dir(&self, path: &str) -> bool {
-        let Ok(resolved) = self.workspace.resolve(path) else {
-            return false;
-        };
-        matches!(
-            self.workspace.fs().stat(&resolved).await,
-            Ok(Some(stat)) if stat.kind == Kind::Dir
-        )
     }
 
     /// A `write_file` of the first new file `prompt` asks for that is still missing, with
