@@ -4,21 +4,11 @@
 
 mod common;
 
-use common::{env_with, events as json_lines, llamacpp};
+use common::{env_with, llamacpp};
 use saki_testkit::{MockServer, Turn};
 
 fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {
-    let out = e
-        .saki()
-        .args(["exec", "--provider", "llamacpp", "--base-url"])
-        .arg(server.openai_url())
-        .args(["--json", "--approval", "auto-edit", prompt])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    json_lines(&out)
+    common::exec_on_llamacpp(server, e, prompt)
 }
 
 /// The calls the turn made, by tool name, in order.

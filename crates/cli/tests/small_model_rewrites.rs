@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env_with, events as json_lines, llamacpp};
+use common::{env_with, llamacpp};
 use saki_testkit::{MockServer, Turn};
 
 const DEPLOY: &str = "name: api\nreplicas: 2\nimage: api:1.4\n";
@@ -18,23 +18,7 @@ fn small_model_server() -> MockServer {
 }
 
 fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {
-    let out = e
-        .saki()
-        .args([
-            "exec",
-            "--provider",
-            "llamacpp",
-            "--base-url",
-            &server.openai_url(),
-        ])
-        .args(["--json"])
-        .args(["--approval", "auto-edit", prompt])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    json_lines(&out)
+    common::exec_on_llamacpp(server, e, prompt)
 }
 
 fn read(e: &common::Env) -> String {
@@ -322,10 +306,12 @@ fn a_change_to_a_file_whose_new_text_comes_back_unchanged_is_refused() {
     ));
     server.push(Turn::text("pop now takes the last item."));
     let e = env_with(&[("stack.py", STACK), ("test_stack.py", TEST)]);
+    // Not said to fail or pass, the test is not the request's check (that refusal is
+    // `small_model_checks`'): what refuses its change is its unchanged new text.
     let events = run(
         &server,
         &e,
-        "python3 test_stack.py fails. Fix stack.py so that the test passes.",
+        "Fix stack.py: pop should give the last item, as test_stack.py expects.",
     );
     let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
     assert_eq!(file("test_stack.py"), TEST);

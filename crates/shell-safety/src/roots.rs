@@ -79,12 +79,28 @@ impl Roots {
         if annotated {
             return Some(self.root().to_path_buf());
         }
-        self.root()
+        let under_a_parent = self
+            .root()
             .ancestors()
             .skip(1)
             .filter_map(|parent| p.strip_prefix(parent).ok())
             .map(|rest| self.root().join(rest))
-            .find(|inside| inside.symlink_metadata().is_ok())
+            .find(|inside| inside.symlink_metadata().is_ok());
+        under_a_parent.or_else(|| self.system_path_of_a_workspace_file(p))
+    }
+
+    /// A missing system path whose end names a file of the workspace, the longest end
+    /// first: asked to change the port in the workspace's `nginx.conf`, a small model
+    /// edits `/etc/nginx/nginx.conf`, where such files live on a server.
+    fn system_path_of_a_workspace_file(&self, p: &Path) -> Option<PathBuf> {
+        let parts: Vec<_> = p
+            .components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .collect();
+        (1..parts.len())
+            .map(|skip| parts[skip..].iter().collect::<PathBuf>())
+            .map(|end| self.root().join(end))
+            .find(|inside| inside.is_file())
     }
 
     fn check(&self, original: &str, resolved: PathBuf) -> Result<PathBuf, ScopeError> {
@@ -247,6 +263,34 @@ mod tests {
         // `..` in the rest cannot lead out: the result is checked like any other.
         let sneaky = parent.join("../shop/../../etc/passwd");
         assert!(roots.resolve(sneaky.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_missing_system_path_that_ends_in_a_workspace_file_means_it() {
+        let (dir, roots) = shop();
+        let root = roots.root().to_path_buf();
+        std::fs::create_dir_all(root.join("conf")).unwrap();
+        std::fs::write(root.join("conf/nginx.conf"), "x").unwrap();
+        let system = dir.path().join("etc/nginx/conf/nginx.conf");
+        assert_eq!(
+            roots.resolve(system.to_str().unwrap()).unwrap(),
+            root.join("conf/nginx.conf")
+        );
+        assert_eq!(
+            roots.resolve("/nowhere/config.json").unwrap(),
+            root.join("config.json")
+        );
+        // A directory, a file the workspace lacks, or a system file that exists: as written.
+        assert!(roots.resolve("/nowhere/docs").is_err());
+        assert!(roots.resolve("/nowhere/other.conf").is_err());
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(dir.path().join("etc/config.json"), "{}").unwrap();
+        let real = dir.path().join("etc/config.json");
+        assert!(roots.resolve(real.to_str().unwrap()).is_err());
+        // A program reads it as written.
+        assert!(roots
+            .resolve_literal_for_write("/nowhere/config.json")
+            .is_err());
     }
 
     #[test]

@@ -139,6 +139,44 @@ const CHANGE_STEMS: &[&str] = &[
     "mkdir",
 ];
 
+/// Stems of words that ask to look at files, not to change them. A sentence about a
+/// file that has none of these and no change word, in a prompt with no question, asks
+/// for a change in other words: "In script.py, only call main() when the file is run
+/// directly."; "report.py crashes with a KeyError." (the words of a clause that opens
+/// with `when`, `where`, ... are left out first, see `without_embedded_questions`).
+const LOOKING_STEMS: &[&str] = &[
+    "analy",
+    "cat",
+    "check",
+    "compar",
+    "count",
+    "describ",
+    "display",
+    "explain",
+    "execut",
+    "find",
+    "grep",
+    "inspect",
+    "know",
+    "list",
+    "locat",
+    "look",
+    "open",
+    "print",
+    "read",
+    "review",
+    "run",
+    "search",
+    "see",
+    "show",
+    "summar",
+    "tell",
+    "test",
+    "understand",
+    "verif",
+    "view",
+];
+
 /// What may follow a stem of three letters or fewer.
 const SHORT_ENDINGS: &[&str] = &["", "s", "e", "es", "ed", "d", "ing", "ting", "ding"];
 
@@ -300,15 +338,22 @@ pub fn read_intent(prompt: &str) -> Intent {
     };
     let mut other_change = false;
     let mut not_taking = false;
+    let questions = asks_a_question(prompt);
     for sentence in sentences(prompt) {
         if is_question(&sentence) {
             continue;
         }
+        let names_a_file = sentence.split_whitespace().any(|w| path_word(w).is_some());
         // A file's name asks nothing: `changelog.md` is not "change", `setup.py` not "set".
         let sentence = without_paths(&without_asks_to_be_told(&without_embedded_questions(
             &sentence,
         )));
         if !mentions(&sentence, CHANGE_STEMS) {
+            if names_a_file && !questions && !mentions(&sentence, LOOKING_STEMS) {
+                intent.change = true;
+                other_change = true;
+                not_taking = true;
+            }
             continue;
         }
         intent.change = true;
@@ -330,6 +375,11 @@ pub fn read_intent(prompt: &str) -> Intent {
     intent.additive &= !other_change;
     intent.subtractive &= !not_taking;
     intent
+}
+
+/// Whether `word` is a word that asks for a change.
+pub(crate) fn change_word(word: &str) -> bool {
+    mentions(word, CHANGE_STEMS)
 }
 
 /// Whether the change words of `sentence` are all among `stems`.

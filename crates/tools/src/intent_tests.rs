@@ -37,6 +37,33 @@ fn a_files_name_is_not_a_change_word() {
 }
 
 #[test]
+fn a_request_about_a_file_in_other_words_asks_for_a_change() {
+    for prompt in [
+        "In loader.py, only load the file once it exists.",
+        "app.py crashes with a ZeroDivisionError.",
+        "Let retry.py wait two seconds between tries",
+    ] {
+        let read = intent(prompt);
+        assert!(
+            read.change && !read.additive && !read.subtractive,
+            "{prompt}"
+        );
+    }
+    for prompt in [
+        // A question in the prompt: the statement sets it up.
+        "NOTE.txt has a secret word. What is it?",
+        // Words that ask to look.
+        "Print the first line of data.csv.",
+        "The output of report.py, please explain it.",
+        "Show me cli.py",
+        // No file named: nothing for a change to go to.
+        "Only call main when the module is run directly.",
+    ] {
+        assert!(!intent(prompt).change, "{prompt}");
+    }
+}
+
+#[test]
 fn a_prepend_only_adds() {
     assert!(intent("Prepend a shebang line to run.sh.").additive);
 }

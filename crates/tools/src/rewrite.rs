@@ -33,6 +33,7 @@
 //! its place and then deleted.
 
 mod answer;
+mod checks;
 mod new_files;
 mod own_files;
 
@@ -229,6 +230,29 @@ impl RewriteEdits {
         }
     }
 
+    /// `call` (an `edit` or a `write_file`) replaced by one that changes the file `path`
+    /// (`resolved`) from `old` to `new` whole, its result awaited to settle the file.
+    fn replaced(
+        &self,
+        call: &ToolCallInfo,
+        path: &str,
+        resolved: PathBuf,
+        (old, new): (&str, &str),
+        note: String,
+    ) -> ToolAction {
+        let arguments = match call.name.as_str() {
+            "edit" => serde_json::json!({"path": path, "old_string": old, "new_string": new}),
+            _ => serde_json::json!({"path": path, "content": new}),
+        };
+        self.state()
+            .pending
+            .push((call.ctx.call_id.clone(), resolved));
+        ToolAction::Replace {
+            arguments: arguments.to_string(),
+            note,
+        }
+    }
+
     /// The largest file rewritten, in bytes.
     fn max_file_bytes(&self) -> usize {
         self.model.max_output_tokens as usize * BYTES_PER_TOKEN
@@ -376,6 +400,9 @@ impl Interceptor for RewriteEdits {
         if call.ctx.call_id.starts_with(OWN_CALL_PREFIX) {
             return ToolAction::Allow;
         }
+        if let Some(action) = self.test_change(call).await {
+            return action;
+        }
         if call.name == "delete_file" {
             return self.delete_action(call).await;
         }
@@ -410,20 +437,16 @@ impl Interceptor for RewriteEdits {
             Ok(new) => new,
             Err(settled) => return settled.action(&path, &shown),
         };
-        let arguments = match call.name.as_str() {
-            "edit" => serde_json::json!({"path": path, "old_string": old, "new_string": new}),
-            _ => serde_json::json!({"path": path, "content": new}),
-        };
-        self.state()
-            .pending
-            .push((call.ctx.call_id.clone(), resolved));
-        ToolAction::Replace {
-            arguments: arguments.to_string(),
-            note: format!(
+        self.replaced(
+            call,
+            &path,
+            resolved,
+            (&old, &new),
+            format!(
                 "[saki asked for {shown}'s whole new text for the request and wrote it in \
                  place of this call's arguments]"
             ),
-        }
+        )
     }
 
     async fn post_tool_call(&self, result: &ToolResultInfo) {
@@ -468,6 +491,7 @@ impl Interceptor for RewriteEdits {
             .iter()
             .filter_map(|path| self.workspace.resolve(path).ok())
             .collect();
+        let checked_by_tests = checks::tests_are_the_check(prompt);
         // In the prompt's order, the first file whose new text can be used: one call
         // per turn end, and the model answers before the next.
         for word in named_files(prompt) {
@@ -478,6 +502,9 @@ impl Interceptor for RewriteEdits {
                 continue;
             }
             let shown = shown_path(&self.workspace, &resolved, &path);
+            if checked_by_tests && checks::is_test_file(&shown) {
+                continue;
+            }
             let Ok(new) = self.ask(&resolved, &shown, &old, prompt, intent).await else {
                 continue;
             };

@@ -141,3 +141,19 @@ pub fn llamacpp(parameters: u64) -> saki_testkit::MockServer {
     );
     server
 }
+
+/// `saki exec --json` of `prompt` on `server` as a llama.cpp server, in auto-edit: the
+/// events it printed.
+pub fn exec_on_llamacpp(server: &saki_testkit::MockServer, e: &Env, prompt: &str) -> Vec<Value> {
+    let out = e
+        .saki()
+        .args(["exec", "--provider", "llamacpp", "--base-url"])
+        .arg(server.openai_url())
+        .args(["--json", "--approval", "auto-edit", prompt])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    events(&out)
+}

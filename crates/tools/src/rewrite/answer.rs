@@ -4,6 +4,7 @@
 //! JSON document because the request also names a `package.json`, or move a key into a
 //! neighbouring object.
 
+use super::checks::imports_itself;
 use crate::intent::{against_intent, Intent};
 use std::collections::HashSet;
 
@@ -44,6 +45,7 @@ pub(super) fn code_block(answer: &str) -> Option<&str> {
 /// - it does what the request asks only (`Intent::additive`, `Intent::subtractive`):
 ///   an addition keeps every character of the file;
 /// - a valid JSON file stays valid JSON;
+/// - it does not import itself (`from pager import last_page` in `pager.py`);
 /// - a file that is not JSON does not become a JSON document (asked to bump a version
 ///   "in package.json and VERSION", the model wrote `VERSION` as `{"version": ...}`).
 ///
@@ -67,6 +69,10 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str)
         return Rewrite::Unusable;
     }
     if against_intent(intent, old, &new) {
+        return Rewrite::Unusable;
+    }
+    // Copied from a test shown beside it, the import makes the module fail to load.
+    if imports_itself(&new, shown) && !imports_itself(old, shown) {
         return Rewrite::Unusable;
     }
     match (json_document(old), json_document(&new)) {
