@@ -12,7 +12,15 @@
 //! - the prompt names a file of the workspace: it is read;
 //! - otherwise, for a question: the file where the question's own words
 //!   (`timeout|settings`) occur most is read, or, when they match nothing, or too much
-//!   to point anywhere, the README.
+//!   to point anywhere, the README;
+//! - but a question that asks where something is, or which files do something, is a
+//!   search: the workspace is searched for the question's word found in the fewest
+//!   files ("Which files import requests?" searches for `requests`, not `import`), so
+//!   every file it is in is in front of the model, by path.
+//!
+//! And a question that asks where, answered after looking with no file named at all
+//! ("Where is the database URL set?" answered with the line that sets it), is asked for
+//! once more, with the reason ([`TurnEndAction::AskAgain`]): the place is the answer.
 //!
 //! A question's turn with any call that succeeded is left alone, as is a change's turn
 //! with any call at all, or whose prompt names no file (the change guard and the
@@ -21,7 +29,9 @@
 use crate::intent::{asks_a_question, current_turn, path_word, read_intent};
 use crate::mentions::{distinctive_words, search_workspace, word_pattern};
 use crate::workspace::Workspace;
-use saki_llm_worker::interceptor::{Interceptor, OwnCall, TurnEndAction, OWN_CALL_PREFIX};
+use saki_llm_worker::interceptor::{
+    Interceptor, LoopStopAction, OwnCall, TurnEndAction, OWN_CALL_PREFIX,
+};
 use saki_llm_worker::{Item, ToolResultStatus};
 use std::sync::Arc;
 
@@ -91,6 +101,84 @@ impl UnlookedAnswer {
         }
         None
     }
+
+    /// The search for the answer to a question that asks where: its word found in the
+    /// fewest files (at least one).
+    async fn search_for_place(&self, prompt: &str) -> Option<OwnCall> {
+        let mut best: Option<(usize, String)> = None;
+        for word in distinctive_words(prompt) {
+            let pattern = word_pattern(std::slice::from_ref(&word));
+            let Some(found) = search_workspace(&self.workspace, pattern, MAX_USEFUL_MATCHES).await
+            else {
+                continue;
+            };
+            let mut files: Vec<&str> = found.matches.iter().map(|(p, _, _)| p.as_str()).collect();
+            files.dedup();
+            let count = files.len();
+            if count > 0 && best.as_ref().is_none_or(|(fewest, _)| count < *fewest) {
+                best = Some((count, word));
+            }
+        }
+        let (_, word) = best?;
+        Some(OwnCall {
+            name: "grep".into(),
+            arguments: serde_json::json!({
+                "pattern": word_pattern(std::slice::from_ref(&word)),
+                "case_insensitive": true,
+            })
+            .to_string(),
+            note: format!(
+                "[The answer was given without looking, so saki searched the workspace for \
+                 {word}. Answer from what it found, naming the files: {}]",
+                prompt.trim()
+            ),
+        })
+    }
+
+    /// A question that asks where, answered with no file of the workspace named: asked
+    /// again, once.
+    async fn placeless_answer(&self, history: &[Item]) -> TurnEndAction {
+        let (Some((prompt, _)), Some(Item::AssistantText { text })) =
+            (current_turn(history), history.last())
+        else {
+            return TurnEndAction::Finish;
+        };
+        if !asks_for_a_place(prompt) {
+            return TurnEndAction::Finish;
+        }
+        for word in path_words(text) {
+            if self.workspace.kind(word).await.is_some() {
+                return TurnEndAction::Finish;
+            }
+        }
+        TurnEndAction::AskAgain(
+            "the question asks where, and the answer names no file; say which file, by its \
+             path"
+                .to_owned(),
+        )
+    }
+}
+
+/// How the answer to a question that asks where is asked for after a stop.
+const PLACE_INSTRUCTION: &str = "Using the tool results, write the answer to the request, \
+     naming the file or files by their paths. Do not call tools. Do not repeat the request.";
+
+/// Whether `prompt` is a question, asking for no change, whose answer is a place.
+fn asks_for_a_place(prompt: &str) -> bool {
+    asks_a_question(prompt) && !read_intent(prompt).change && asks_where(prompt)
+}
+
+/// Whether `prompt` asks where something is, or which file: its answer is a place.
+fn asks_where(prompt: &str) -> bool {
+    let lower = prompt.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.contains(&"where")
+        || words
+            .windows(2)
+            .any(|w| matches!(w[0], "which" | "what") && matches!(w[1], "file" | "files"))
 }
 
 /// The call that reads `path` for the answer to `prompt`.
@@ -114,15 +202,30 @@ fn search_pattern(prompt: &str) -> Option<String> {
 
 #[async_trait::async_trait]
 impl Interceptor for UnlookedAnswer {
+    /// A question that asks where is answered, after a stop, by the file's path.
+    async fn on_loop_stop(&self, history: &[Item]) -> LoopStopAction {
+        match current_turn(history) {
+            Some((prompt, _)) if asks_for_a_place(prompt) => {
+                LoopStopAction::AnswerWith(PLACE_INSTRUCTION.to_owned())
+            }
+            _ => LoopStopAction::Answer,
+        }
+    }
+
     async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
         let Some(prompt) = unlooked_prompt(history) else {
-            return TurnEndAction::Finish;
+            return self.placeless_answer(history).await;
         };
         if let Some(path) = self.named_file(prompt).await {
             return TurnEndAction::Call(read_call(&path, prompt));
         }
         if read_intent(prompt).change || !asks_a_question(prompt) {
             return TurnEndAction::Finish;
+        }
+        if asks_where(prompt) {
+            if let Some(call) = self.search_for_place(prompt).await {
+                return TurnEndAction::Call(call);
+            }
         }
         match self.file_for_answer(prompt).await {
             Some(path) => TurnEndAction::Call(read_call(&path, prompt)),
@@ -266,5 +369,78 @@ mod tests {
             vec![result("c1", ToolResultStatus::Success)],
         );
         assert_eq!(read_at_end(&files, &looked).await, None);
+    }
+
+    #[test]
+    fn questions_that_ask_for_a_place_are_known() {
+        for q in [
+            "Where is the port set?",
+            "Tell me where the logger is configured.",
+            "Which files import yaml?",
+            "In what file is main defined?",
+        ] {
+            assert!(asks_where(q), "{q}");
+        }
+        for q in [
+            "What is the port?",
+            "Which function parses dates?",
+            "How many files are there?",
+        ] {
+            assert!(!asks_where(q), "{q}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_that_asks_which_files_searches_for_its_rarest_word() {
+        let files = [
+            ("a.py", "import yaml\nyaml.safe_load('x')\n"),
+            ("b.py", "import json\n"),
+            ("c.py", "import os\nimport yaml\n"),
+        ];
+        let (_dir, workspace) = workspace_with(&files);
+        let history = answered("Which files import yaml?", vec![]);
+        let TurnEndAction::Call(call) = UnlookedAnswer::new(workspace).on_turn_end(&history).await
+        else {
+            panic!("no call");
+        };
+        assert_eq!(call.name, "grep");
+        let input: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+        assert_eq!(input["pattern"], word_pattern(&["yaml".into()]));
+        assert!(call.note.contains("naming the files"), "{}", call.note);
+    }
+
+    #[tokio::test]
+    async fn a_where_answer_that_names_no_file_is_asked_for_again() {
+        let files = [("conf/app.ini", "[db]\nurl = postgres://db/shop\n")];
+        let (_dir, workspace) = workspace_with(&files);
+        let unlooked = UnlookedAnswer::new(workspace);
+        let looked = || vec![result("c1", ToolResultStatus::Success)];
+        let with_answer = |prompt: &str, answer: &str| {
+            let mut history = vec![Item::user(prompt)];
+            history.extend(looked());
+            history.push(Item::AssistantText {
+                text: answer.into(),
+            });
+            history
+        };
+        let q = "Where is the database URL set?";
+        for answer in ["url = postgres://db/shop", "It is set in the config."] {
+            let judged = unlooked.on_turn_end(&with_answer(q, answer)).await;
+            assert!(
+                matches!(judged, TurnEndAction::AskAgain(_)),
+                "{answer}: {judged:?}"
+            );
+        }
+        let named = unlooked
+            .on_turn_end(&with_answer(q, "In conf/app.ini, as url."))
+            .await;
+        assert!(matches!(named, TurnEndAction::Finish), "{named:?}");
+        let not_where = unlooked
+            .on_turn_end(&with_answer(
+                "What is the database URL?",
+                "postgres://db/shop",
+            ))
+            .await;
+        assert!(matches!(not_where, TurnEndAction::Finish), "{not_where:?}");
     }
 }
