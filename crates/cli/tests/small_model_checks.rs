@@ -73,8 +73,16 @@ fn the_test_a_fix_is_checked_by_stays_and_the_fix_does_not_import_itself() {
         results[1].starts_with("\"edit\" \"success\""),
         "{results:?}"
     );
-    // The second request for pager.py asks to change nothing else.
+    // The request for pager.py lists the project's files between the file and the words.
     let requests = server.requests();
+    let first = requests[2].body["messages"].to_string();
+    assert!(
+        first.contains(
+            "```\\n\\n(The project's files: pager.py, test_pager.py.)\\ntest_pager.py fails."
+        ),
+        "{first}"
+    );
+    // The second request for pager.py asks to change nothing else.
     let again = requests[3].body["messages"].to_string();
     assert!(
         again.contains("Change nothing the request does not ask for"),

@@ -54,6 +54,11 @@ use std::sync::Mutex;
 
 use answer::{read_rewrite, Rewrite};
 
+/// The most files a rewrite request lists, and how deep it looks for them: a small model
+/// reads a prompt at 30 to 100 tokens a second.
+const LISTED_FILES: usize = 30;
+const LISTED_DEPTH: usize = 4;
+
 /// How the new text is asked for: the lean chat that measured best (no tools, no rules).
 const REWRITE_SYSTEM: &str = "You are a coding assistant.";
 
@@ -82,6 +87,8 @@ struct TurnState {
     created: Vec<String>,
     /// The calls made in this turn to move the file the prompt moves.
     move_calls: u8,
+    /// The line that lists the project's files in a rewrite request, once made.
+    files_line: Option<String>,
 }
 
 /// What came of asking for a file's new text in a turn.
@@ -281,8 +288,12 @@ impl RewriteEdits {
     /// back unchanged is not read as "nothing to change", since the first one changed it.
     async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
         let context = self.context_for(shown, prompt);
+        let files = self.files_line().await;
         for (attempt, ask) in REWRITE_ASKS.iter().enumerate() {
-            let request = format!("{context}{}", rewrite_prompt(shown, old, prompt, ask));
+            let request = format!(
+                "{context}{}",
+                rewrite_prompt(shown, old, &files, prompt, ask)
+            );
             let Some(answer) = self.answer(&request).await else {
                 return Rewrite::Unusable;
             };
@@ -293,6 +304,29 @@ impl RewriteEdits {
             }
         }
         Rewrite::Unusable
+    }
+
+    /// The line that lists the project's files for a rewrite request, empty for a
+    /// project of one file or of more than [`LISTED_FILES`]. Shown the files, the model
+    /// writes an import of `lib/utils.py` as `from lib.utils import`, not
+    /// `from .utils import`.
+    async fn files_line(&self) -> String {
+        if let Some(line) = self.state().files_line.clone() {
+            return line;
+        }
+        let root = self.workspace.root().to_path_buf();
+        let files = tokio::task::spawn_blocking(move || {
+            crate::suggest::workspace_files(&root, LISTED_DEPTH, LISTED_FILES + 1)
+        })
+        .await
+        .unwrap_or_default();
+        let line = if (2..=LISTED_FILES).contains(&files.len()) {
+            format!("(The project's files: {}.)\n", files.join(", "))
+        } else {
+            String::new()
+        };
+        self.state().files_line = Some(line.clone());
+        line
     }
 
     /// The model's complete answer to `user` in a chat with no tools and no history, or
@@ -346,12 +380,13 @@ fn unchanged_refusal(shown: &str) -> String {
 /// when asked first).
 const REWRITE_ASKS: [&str; 2] = ["", " Change nothing the request does not ask for."];
 
-/// The request for a file's new text: the file in a code block, then the person's words,
-/// then `ask`.
-fn rewrite_prompt(shown: &str, old: &str, prompt: &str, ask: &str) -> String {
+/// The request for a file's new text: the file in a code block, the line that lists the
+/// project's `files` (measured there: before the file, it turned a `VERSION` file into
+/// JSON), then the person's words, then `ask`.
+fn rewrite_prompt(shown: &str, old: &str, files: &str, prompt: &str, ask: &str) -> String {
     format!(
-        "{}{}\nReply with the complete new content of {shown}, all of it, in one code \
-         block.{ask}",
+        "{}{files}{}\nReply with the complete new content of {shown}, all of it, in one \
+         code block.{ask}",
         fenced_file(shown, old),
         prompt.trim()
     )

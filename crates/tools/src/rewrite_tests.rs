@@ -144,11 +144,23 @@ fn the_request_shows_the_file_then_the_persons_words() {
         rewrite_prompt(
             "calc.py",
             "def add(a, b):\n    return a - b",
+            "",
             " Fix add. ",
             ""
         ),
         "calc.py:\n```\ndef add(a, b):\n    return a - b\n```\n\nFix add.\nReply with the \
          complete new content of calc.py, all of it, in one code block."
+    );
+    assert_eq!(
+        rewrite_prompt(
+            "main.py",
+            "import x\n",
+            "(The project's files: main.py, lib/x.py.)\n",
+            "Fix the import.",
+            ""
+        ),
+        "main.py:\n```\nimport x\n```\n\n(The project's files: main.py, lib/x.py.)\nFix the \
+         import.\nReply with the complete new content of main.py, all of it, in one code block."
     );
 }
 
