@@ -291,6 +291,15 @@ mod tests {
         assert!(roots
             .resolve_literal_for_write("/nowhere/config.json")
             .is_err());
+        // A workspace name that links outside leads nowhere outside: the check still holds.
+        let secret = dir.path().join("secret.conf");
+        std::fs::write(&secret, "x").unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("link.conf")).unwrap();
+        assert!(matches!(
+            roots.resolve("/nowhere/link.conf"),
+            Err(ScopeError::OutOfScope { .. })
+        ));
+        assert!(roots.resolve("/nowhere/../../link.conf").is_err());
     }
 
     #[test]

@@ -64,26 +64,30 @@ impl UnlookedAnswer {
         self.workspace.kind(path).await == Some(crate::fs::Kind::File)
     }
 
-    /// The file with the most lines matching `pattern` (ignoring case), when the
-    /// pattern matches some lines and not so many that they point nowhere.
-    async fn most_matched_file(&self, pattern: String) -> Option<String> {
+    /// Each file with lines matching `pattern` (ignoring case) and how many, in the
+    /// search's order (by path), when the pattern matches some lines and not so many
+    /// that they point nowhere.
+    async fn matched_files(&self, pattern: String) -> Option<Vec<(String, usize)>> {
         let found = search_workspace(&self.workspace, pattern, MAX_USEFUL_MATCHES).await?;
         if found.total > MAX_USEFUL_MATCHES {
             return None;
         }
-        let mut counts: Vec<(&str, usize)> = Vec::new();
+        let mut counts: Vec<(String, usize)> = Vec::new();
         for (path, _, _) in &found.matches {
             match counts.iter_mut().find(|(p, _)| p == path) {
                 Some((_, n)) => *n += 1,
-                None => counts.push((path, 1)),
+                None => counts.push((path.clone(), 1)),
             }
         }
-        // The first of the most matched, in the search's order (by path).
+        Some(counts)
+    }
+
+    /// The file with the most lines matching `pattern` (see [`Self::matched_files`]):
+    /// the first of the most matched.
+    async fn most_matched_file(&self, pattern: String) -> Option<String> {
+        let counts = self.matched_files(pattern).await?;
         let most = counts.iter().map(|(_, n)| *n).max()?;
-        counts
-            .iter()
-            .find(|(_, n)| *n == most)
-            .map(|(p, _)| (*p).to_owned())
+        counts.into_iter().find(|(_, n)| *n == most).map(|(p, _)| p)
     }
 
     /// The file to read for the answer to the question `prompt`: where its own words
@@ -103,17 +107,14 @@ impl UnlookedAnswer {
     }
 
     /// The search for the answer to a question that asks where: its word found in the
-    /// fewest files (at least one).
+    /// fewest files (at least one; a word matching too many lines points nowhere).
     async fn search_for_place(&self, prompt: &str) -> Option<OwnCall> {
         let mut best: Option<(usize, String)> = None;
         for word in distinctive_words(prompt) {
             let pattern = word_pattern(std::slice::from_ref(&word));
-            let Some(found) = search_workspace(&self.workspace, pattern, MAX_USEFUL_MATCHES).await
-            else {
+            let Some(files) = self.matched_files(pattern).await else {
                 continue;
             };
-            let mut files: Vec<&str> = found.matches.iter().map(|(p, _, _)| p.as_str()).collect();
-            files.dedup();
             let count = files.len();
             if count > 0 && best.as_ref().is_none_or(|(fewest, _)| count < *fewest) {
                 best = Some((count, word));
