@@ -28,7 +28,12 @@ const ANSWER_INSTRUCTION: &str =
 /// Replaces `request`'s messages and tools with the folded form of `history`, ending in
 /// `instruction` or else the usual request for the answer.
 pub fn fold_for_answer(request: &mut Request, history: &[Item], instruction: Option<&str>) {
-    fold(request, history, instruction.unwrap_or(ANSWER_INSTRUCTION));
+    fold(
+        request,
+        history,
+        instruction.unwrap_or(ANSWER_INSTRUCTION),
+        Refused::LeftOut,
+    );
     request.tools.clear();
     request.tool_choice = ToolChoice::Auto;
 }
@@ -46,15 +51,27 @@ pub fn fold_for_call(
     if !request.tools.iter().any(|t| tools.contains(&t.name)) {
         return false;
     }
-    // Folded with every offered tool, so that what the reads returned is in the message.
-    fold(request, history, instruction);
+    // Folded with every offered tool, so that what the reads returned is in the message,
+    // and with the refusals, which say what the call must not do again.
+    fold(request, history, instruction, Refused::Kept);
     request.tools.retain(|t| tools.contains(&t.name));
     request.tool_choice = ToolChoice::Auto;
     crate::first_call::require_call(request);
     true
 }
 
-fn fold(request: &mut Request, history: &[Item], instruction: &str) {
+/// What the folded turn does with the calls an interceptor or approval refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    Kept,
+    /// Left out when some call of the turn succeeded. A refused call's arguments are
+    /// only what the model meant to do: asked "What is the timeout in the settings?", a
+    /// 0.5B model tried to write `timeout = 60`, was refused, read `timeout = 30`, and
+    /// answered 60 from its own refused call.
+    LeftOut,
+}
+
+fn fold(request: &mut Request, history: &[Item], instruction: &str, refused: Refused) {
     // The turn's own user item is the last one (tool results and notes are other kinds).
     let turn_start = history
         .iter()
@@ -72,18 +89,31 @@ fn fold(request: &mut Request, history: &[Item], instruction: &str) {
         &history[turn_start..],
         &offered,
         instruction,
+        refused,
     ))]));
     request.messages = messages;
 }
 
 /// This turn as one message: the request (with what was attached to it), each call to a
 /// tool in `offered` with its result, and `instruction`. A call to a tool that does not
-/// exist is left out: quoted, a small model writes it out again as its answer.
+/// exist is left out: quoted, a small model writes it out again as its answer; so are
+/// refused calls, as `refused` says.
 fn fold_turn(
     turn: &[Item],
     offered: &std::collections::HashSet<&str>,
     instruction: &str,
+    refused: Refused,
 ) -> String {
+    let succeeded = turn.iter().any(|item| {
+        matches!(
+            item,
+            Item::ToolResult {
+                status: ToolResultStatus::Success,
+                ..
+            }
+        )
+    });
+    let leave_out_refused = refused == Refused::LeftOut && succeeded;
     let mut request = String::new();
     let mut log = String::new();
     let mut calls = std::collections::HashMap::new();
@@ -116,6 +146,9 @@ fn fold_turn(
                     .copied()
                     .unwrap_or((name.as_str(), ""));
                 if !offered.is_empty() && !offered.contains(name) {
+                    continue;
+                }
+                if leave_out_refused && *status == ToolResultStatus::Denied {
                     continue;
                 }
                 let verb = match status {
@@ -300,6 +333,69 @@ mod tests {
              Using the tool results, write the answer to the request. Do not call tools. \
              Do not repeat the request."
         );
+    }
+
+    #[test]
+    fn an_answer_is_folded_without_refused_calls_once_a_call_succeeded() {
+        let refused_edit = |id: &str| {
+            [
+                call(
+                    id,
+                    "edit",
+                    r#"{"old_string":"timeout = 30","new_string":"timeout = 60"}"#,
+                ),
+                result(
+                    id,
+                    "edit",
+                    "denied: the request asks for no change",
+                    ToolResultStatus::Denied,
+                ),
+            ]
+        };
+        let mut history = vec![Item::user("What is the timeout?")];
+        history.extend(refused_edit("c1"));
+        let tools = ["read_file", "edit"].map(|name| saki_llm_client::ToolDefinition {
+            name: name.into(),
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+        });
+        let request = Request {
+            model: "m".into(),
+            system: None,
+            messages: Vec::new(),
+            tools: tools.to_vec(),
+            max_output_tokens: None,
+            temperature: None,
+            thinking: None,
+            response_schema: None,
+            tool_choice: ToolChoice::Auto,
+        };
+        // Nothing else to go by: the refusal is what the turn has.
+        let mut only_refused = request.clone();
+        fold_for_answer(&mut only_refused, &history, None);
+        assert!(text_of(only_refused.messages.last().unwrap()).contains("timeout = 60"));
+
+        history.push(call("c2", "read_file", r#"{"path":"settings.ini"}"#));
+        history.push(result(
+            "c2",
+            "read_file",
+            "timeout = 30",
+            ToolResultStatus::Success,
+        ));
+        let mut answer = request.clone();
+        fold_for_answer(&mut answer, &history, None);
+        let folded = text_of(answer.messages.last().unwrap());
+        assert!(!folded.contains("timeout = 60"), "{folded}");
+        assert!(folded.contains("returned:\ntimeout = 30"), "{folded}");
+        // Asked for a call, the model is shown what it must not do again.
+        let mut call_request = request.clone();
+        assert!(fold_for_call(
+            &mut call_request,
+            &history,
+            &["edit".into()],
+            "Edit it."
+        ));
+        assert!(text_of(call_request.messages.last().unwrap()).contains("timeout = 60"));
     }
 
     #[test]

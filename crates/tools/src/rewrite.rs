@@ -36,6 +36,7 @@ mod answer;
 mod checks;
 mod new_files;
 mod own_files;
+mod py_imports;
 
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
@@ -455,6 +456,9 @@ impl Interceptor for RewriteEdits {
         let Some(path) = call.input.get("path").and_then(|p| p.as_str()) else {
             return ToolAction::Allow;
         };
+        if let Some(why) = self.created_instead_of_added(&prompt, path) {
+            return ToolAction::Deny(why);
+        }
         let Some((path, resolved, old)) = self.file(path).await else {
             return ToolAction::Allow;
         };

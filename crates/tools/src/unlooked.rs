@@ -12,7 +12,9 @@
 //! - the prompt names a file of the workspace: it is read;
 //! - otherwise, for a question: the file where the question's own words
 //!   (`timeout|settings`) occur most is read, or, when they match nothing, or too much
-//!   to point anywhere, the README;
+//!   to point anywhere: for a question about functions or classes ("Which function
+//!   reverses a string?", the function being `backwards`), the lines that define them
+//!   are searched for; for any other, the README is read;
 //! - but a question that asks where something is, or which files do something, is a
 //!   search: the workspace is searched for the question's word found in the fewest
 //!   files ("Which files import requests?" searches for `requests`, not `import`), so
@@ -90,17 +92,21 @@ impl UnlookedAnswer {
         counts.into_iter().find(|(_, n)| *n == most).map(|(p, _)| p)
     }
 
-    /// The file to read for the answer to the question `prompt`: where its own words
-    /// occur most, else the README.
-    async fn file_for_answer(&self, prompt: &str) -> Option<String> {
+    /// Where the answer to the question `prompt` is looked for: the file where its own
+    /// words occur most; else, for a question about the code's functions or classes,
+    /// their definitions; else the README.
+    async fn file_for_answer(&self, prompt: &str) -> Option<Found> {
         if let Some(pattern) = search_pattern(prompt) {
             if let Some(path) = self.most_matched_file(pattern).await {
-                return Some(path);
+                return Some(Found::File(path));
             }
+        }
+        if asks_about_definitions(prompt) {
+            return Some(Found::Definitions);
         }
         for readme in ["README.md", "README", "README.rst", "README.txt"] {
             if self.is_file(readme).await {
-                return Some(readme.to_owned());
+                return Some(Found::File(readme.to_owned()));
             }
         }
         None
@@ -182,6 +188,53 @@ fn asks_where(prompt: &str) -> bool {
             .any(|w| matches!(w[0], "which" | "what") && matches!(w[1], "file" | "files"))
 }
 
+/// Where the answer to a question is looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    File(String),
+    /// The definitions of the workspace's functions and classes.
+    Definitions,
+}
+
+/// Words that ask about the code's named parts.
+const DEFINITION_WORDS: &[&str] = &[
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "class",
+    "classes",
+];
+
+/// Whether `prompt` asks about the code's functions or classes ("Which function reverses
+/// a string?"): when its other words match nothing (the function is `backwards`), the
+/// names of what the code defines are where the answer is.
+fn asks_about_definitions(prompt: &str) -> bool {
+    prompt
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| DEFINITION_WORDS.contains(&word))
+}
+
+/// A line that defines a function or class, in the languages a workspace most often
+/// holds (Python, JavaScript and TypeScript, Go, Rust, Ruby, shell).
+const DEFINITION_PATTERN: &str =
+    r"^\s*(async\s+)?(def|class|function|func|fn|pub fn|export function|export class)\s";
+
+/// The search for the definitions of the workspace's functions and classes.
+fn definitions_call(prompt: &str) -> OwnCall {
+    OwnCall {
+        name: "grep".into(),
+        arguments: serde_json::json!({ "pattern": DEFINITION_PATTERN }).to_string(),
+        note: format!(
+            "[The answer was given without looking, so saki listed the functions and \
+             classes the workspace defines. Answer from what it found, naming the one meant: \
+             {}]",
+            prompt.trim()
+        ),
+    }
+}
+
 /// The call that reads `path` for the answer to `prompt`.
 fn read_call(path: &str, prompt: &str) -> OwnCall {
     OwnCall {
@@ -229,7 +282,8 @@ impl Interceptor for UnlookedAnswer {
             }
         }
         match self.file_for_answer(prompt).await {
-            Some(path) => TurnEndAction::Call(read_call(&path, prompt)),
+            Some(Found::File(path)) => TurnEndAction::Call(read_call(&path, prompt)),
+            Some(Found::Definitions) => TurnEndAction::Call(definitions_call(prompt)),
             None => TurnEndAction::Finish,
         }
     }
@@ -370,6 +424,43 @@ mod tests {
             vec![result("c1", ToolResultStatus::Success)],
         );
         assert_eq!(read_at_end(&files, &looked).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_question_about_functions_whose_words_match_nothing_lists_the_definitions() {
+        let files = [
+            (
+                "utils/strings.py",
+                "def shout(s):\n    return s.upper()\n\n\ndef backwards(s):\n    return s[::-1]\n",
+            ),
+            ("app.py", "print(1)\n"),
+        ];
+        let (_dir, workspace) = workspace_with(&files);
+        let unlooked = UnlookedAnswer::new(workspace.clone());
+        let history = answered("Which function reverses a string?", vec![]);
+        let TurnEndAction::Call(call) = unlooked.on_turn_end(&history).await else {
+            panic!("no call");
+        };
+        assert_eq!(call.name, "grep");
+        let input: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+        let pattern = regex::Regex::new(input["pattern"].as_str().unwrap()).unwrap();
+        for line in [
+            "def backwards(s):",
+            "    async def f():",
+            "export function go() {",
+            "fn main() {",
+        ] {
+            assert!(pattern.is_match(line), "{line}");
+        }
+        for line in ["    return s[::-1]", "# define the class", "defaults = 1"] {
+            assert!(!pattern.is_match(line), "{line}");
+        }
+        // A question about something else, with no README: nothing to read.
+        let other = answered("What does this do?", vec![]);
+        assert!(matches!(
+            unlooked.on_turn_end(&other).await,
+            TurnEndAction::Finish
+        ));
     }
 
     #[test]

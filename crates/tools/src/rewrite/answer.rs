@@ -5,6 +5,7 @@
 //! neighbouring object.
 
 use super::checks::imports_itself;
+use super::py_imports::with_missing_imports;
 use crate::intent::{against_intent, Intent};
 use std::collections::HashSet;
 
@@ -49,6 +50,9 @@ pub(super) fn code_block(answer: &str) -> Option<&str> {
 /// - a file that is not JSON does not become a JSON document (asked to bump a version
 ///   "in package.json and VERSION", the model wrote `VERSION` as `{"version": ...}`).
 ///
+/// A Python file's new text gets the standard imports it newly uses and leaves out
+/// (`py_imports`).
+///
 /// A first line that only names the file (`stats.py`, `# stats.py`), where the file
 /// itself does not open with it, is the model's caption of the block, not the file's.
 pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str) -> Rewrite {
@@ -82,6 +86,7 @@ pub(super) fn read_rewrite(old: &str, answer: &str, intent: Intent, shown: &str)
         (Some(_), None) => Rewrite::Unusable,
         (None, Some(_)) if !json_like(old) => Rewrite::Unusable,
         (Some(old), Some(new)) if !intent.reshapes && moves_keys(&old, &new) => Rewrite::Unusable,
+        _ if shown.ends_with(".py") => Rewrite::New(with_missing_imports(old, &new)),
         _ => Rewrite::New(new),
     }
 }

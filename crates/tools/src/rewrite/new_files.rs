@@ -9,13 +9,14 @@
 //! - a file it asks to create: a path that does not exist, written right after a word
 //!   that introduces a new thing (`a .gitignore`, `create hello.py`, `a file called
 //!   notes.md`). Not any missing path: "Add a link to example.com in README.md" names a
-//!   host, and "bump it to 1.3.0" a version.
+//!   host, "bump it to 1.3.0" a version, and "Add .env to .gitignore" a line of a file.
 //! - a file it asks to move or rename: `rename config.yml to config.yaml`, `move util.py
 //!   into lib/`: the word before the existing file is the verb (or `file`), the word
 //!   after it `to`, `into` or `as`, and then the new path, which must not exist yet (or
 //!   be a directory, which the file goes into).
 
 use super::answer::{code_block, without_caption};
+use super::py_imports::with_missing_imports;
 use crate::intent::{bare_word, path_word};
 
 /// Words after which a path names a thing the sentence brings into being.
@@ -73,16 +74,47 @@ fn file_like(word: &str) -> bool {
 pub(super) fn introduced_paths(prompt: &str) -> Vec<&str> {
     let tokens = tokens(prompt);
     let mut paths: Vec<&str> = Vec::new();
-    for pair in tokens.windows(2) {
+    for (at, pair) in tokens.windows(2).enumerate() {
         let (before, (token, _)) = (&pair[0].1, &pair[1]);
         let Some(path) = path_word(token).filter(|p| file_like(p)) else {
             continue;
         };
-        if INTRODUCING.contains(&before.as_str()) && !paths.contains(&path) {
+        if INTRODUCING.contains(&before.as_str())
+            && !added_to_a_file(&tokens[at..])
+            && !paths.contains(&path)
+        {
             paths.push(path);
         }
     }
     paths
+}
+
+/// Whether `words` read "add X to Y" with `Y` a file: `X` is what goes into `Y` ("Add
+/// .env to .gitignore"), not a new file.
+fn added_to_a_file(words: &[(&str, String)]) -> bool {
+    added_into(words).is_some()
+}
+
+/// `X` and `Y` where `words` start "add X to Y", `X` written like a path and `Y` a file.
+fn added_into<'a>(words: &[(&'a str, String)]) -> Option<(&'a str, &'a str)> {
+    match words {
+        [(_, verb), (what, _), (_, to), (place, _), ..]
+            if matches!(verb.as_str(), "add" | "adds")
+                && matches!(to.as_str(), "to" | "into" | "in") =>
+        {
+            Some((path_word(what)?, path_word(place).filter(|p| file_like(p))?))
+        }
+        _ => None,
+    }
+}
+
+/// Each path `prompt` asks to add into another file, with that file, as written ("Add
+/// .env to .gitignore" gives `.env` and `.gitignore`).
+pub(super) fn paths_added_into_files(prompt: &str) -> Vec<(&str, &str)> {
+    let tokens = tokens(prompt);
+    (0..tokens.len())
+        .filter_map(|at| added_into(&tokens[at..]))
+        .collect()
 }
 
 /// The file `prompt` asks to move or rename, and where to, as written (see the module's
@@ -208,7 +240,7 @@ pub(super) fn creation_prompt(context: &[(String, String)], prompt: &str, shown:
 
 /// The new file's text in `answer`: its first complete code block without a caption
 /// naming the file; nothing when there is none, it is blank, or a `.json` file's text
-/// is not JSON.
+/// is not JSON. A Python file gets the standard imports it uses and leaves out.
 pub(super) fn read_creation(answer: &str, shown: &str) -> Option<String> {
     let block = without_caption(code_block(answer)?, "", shown);
     if block.trim().is_empty() {
@@ -216,6 +248,9 @@ pub(super) fn read_creation(answer: &str, shown: &str) -> Option<String> {
     }
     if shown.ends_with(".json") && serde_json::from_str::<serde_json::Value>(block).is_err() {
         return None;
+    }
+    if shown.ends_with(".py") {
+        return Some(with_missing_imports("", block));
     }
     Some(block.to_owned())
 }
@@ -253,9 +288,23 @@ mod tests {
             "Add a http://example.org/x.py link.",
             "Add a 2.0 section.",
             "Fix the bug in calc.py.",
+            "Add .env to .gitignore.",
+            "Add `dist/` and *.log into the .gitignore, and add venv.py in setup.cfg.",
         ] {
             assert_eq!(introduced_paths(prompt), Vec::<&str>::new(), "{prompt}");
         }
+    }
+
+    #[test]
+    fn a_path_added_to_a_file_is_what_goes_into_it() {
+        assert_eq!(
+            paths_added_into_files("Please add .env to .gitignore, and add `dist/` to it."),
+            vec![(".env", ".gitignore")]
+        );
+        assert_eq!(
+            paths_added_into_files("Add a .env file to the project."),
+            Vec::<(&str, &str)>::new()
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::new_files::{
     creation_prompt, deleted_files, destination, introduced_paths, moved_file,
-    names_a_directory_only, read_creation, shown_files,
+    names_a_directory_only, paths_added_into_files, read_creation, shown_files,
 };
 use super::{named_files, shown_path, RewriteEdits, Settled};
 use crate::fs::Kind;
@@ -166,6 +166,23 @@ impl RewriteEdits {
             "deleting {} now would lose its text: the request moves it to {}, which does \
              not hold it yet. saki moves it when you answer; answer the person.",
             planned.from, planned.dest
+        ))
+    }
+
+    /// Why the model's `write_file` of `path`, which does not exist, may not run in a
+    /// turn whose `prompt` asks to add that path into another file: asked to "Add .env to
+    /// .gitignore", a 0.5B model created `.env` with the `.gitignore`'s lines in it.
+    pub(super) fn created_instead_of_added(&self, prompt: &str, path: &str) -> Option<String> {
+        if !self.missing(path) {
+            return None;
+        }
+        let path = path.trim_start_matches("./");
+        let (what, into) = paths_added_into_files(prompt)
+            .into_iter()
+            .find(|(what, _)| what.trim_start_matches("./") == path)?;
+        Some(format!(
+            "the request asks to add {what} to {into}, not to create {what}; leave {what} \
+             as it is and change {into}."
         ))
     }
 
