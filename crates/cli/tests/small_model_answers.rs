@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `saki exec` on a small local model: a rewrite gets the standard imports it uses, an
 //! answer is not asked for beside a refused call's made-up values once a read succeeded,
-//! a question about functions that matches no words lists the definitions, and "add X
-//! to Y" adds to `Y`.
+//! a question about functions that matches no words lists the definitions, "add X to
+//! Y" adds to `Y`, a count is searched for, a line to uncomment is uncommented, and a
+//! line spelled out under a heading goes there.
 
 mod common;
 
@@ -15,6 +16,16 @@ fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Va
 
 fn file(e: &common::Env, name: &str) -> String {
     std::fs::read_to_string(e.ws.join(name)).unwrap()
+}
+
+/// The text of the turn's last answer.
+fn last_answer(events: &[serde_json::Value]) -> &str {
+    events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "assistant_message")
+        .and_then(|e| e["item"]["text"].as_str())
+        .unwrap()
 }
 
 fn call(name: &str, arguments: serde_json::Value) -> String {
@@ -73,12 +84,7 @@ fn a_question_is_answered_from_what_was_read_not_from_a_refused_edit() {
     let last = requests.last().unwrap().body["messages"].to_string();
     assert!(last.contains("timeout = 30"), "{last}");
     assert!(!last.contains("timeout = 60"), "{last}");
-    let answer = events
-        .iter()
-        .rev()
-        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "assistant_message")
-        .unwrap();
-    assert_eq!(answer["item"]["text"], "The timeout is 30.");
+    assert_eq!(last_answer(&events), "The timeout is 30.");
 }
 
 #[test]
@@ -133,5 +139,84 @@ fn adding_a_name_to_a_file_changes_that_file_and_creates_none() {
             .unwrap()
             .contains("not to create .env"),
         "{refused}"
+    );
+}
+
+#[test]
+fn a_count_the_model_gets_wrong_is_searched_for_and_answered_again() {
+    const TESTS: &str =
+        "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(call(
+        "read_file",
+        serde_json::json!({"path": "test_math.py"}),
+    )));
+    server.push(Turn::text("There are 2 tests."));
+    server.push(Turn::text("There are 3 tests."));
+    let e = env_with(&[("test_math.py", TESTS), ("math.py", "x = 1\n")]);
+    let events = run(&server, &e, "How many tests are in test_math.py?");
+    let grep = events
+        .iter()
+        .find(|e| {
+            e["type"] == "item.completed"
+                && e["item"]["kind"] == "tool_result"
+                && e["item"]["name"] == "grep"
+        })
+        .unwrap();
+    assert!(
+        grep["item"]["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("[3 matching lines in 1 file]"),
+        "{grep}"
+    );
+    assert_eq!(last_answer(&events), "There are 3 tests.");
+}
+
+#[test]
+fn a_line_to_uncomment_is_uncommented_without_asking_the_model_for_the_file() {
+    const CONFIG: &str = "DEBUG = False\n# CACHE_ENABLED = True\nTIMEOUT = 10\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(call(
+        "edit",
+        serde_json::json!({"path": "config.py", "old_string": "DEBUG = False",
+            "new_string": "DEBUG = True"}),
+    )));
+    server.push(Turn::text("Caching is on."));
+    let e = env_with(&[("config.py", CONFIG)]);
+    run(
+        &server,
+        &e,
+        "Uncomment the line that enables caching in config.py.",
+    );
+    assert_eq!(
+        file(&e, "config.py"),
+        "DEBUG = False\nCACHE_ENABLED = True\nTIMEOUT = 10\n"
+    );
+    assert_eq!(server.requests().len(), 2, "no request for the file's text");
+}
+
+#[test]
+fn a_line_spelled_out_under_a_heading_goes_there_when_the_rewrites_cannot_be_used() {
+    const README: &str = "# tool\n\n## Testing\n\n## License\n\nMIT\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(call(
+        "edit",
+        serde_json::json!({"path": "README.md", "old_string": "## Testing",
+            "new_string": "## Testing\npytest"}),
+    )));
+    // Both answers drop the License section: an addition keeps every character.
+    server.push(Turn::text("```\n# tool\n\n## Testing\n\npytest\n```"));
+    server.push(Turn::text("```\n# tool\n\n## Testing\n\npytest\n```"));
+    server.push(Turn::text("The Testing section says how to run the tests."));
+    let e = env_with(&[("README.md", README), ("app.py", "print(1)\n")]);
+    run(
+        &server,
+        &e,
+        "Under the Testing heading in README.md, add the line: Run tests with pytest.",
+    );
+    assert_eq!(
+        file(&e, "README.md"),
+        "# tool\n\n## Testing\n\nRun tests with pytest.\n\n## License\n\nMIT\n"
     );
 }

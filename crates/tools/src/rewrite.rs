@@ -36,7 +36,9 @@ mod answer;
 mod checks;
 mod new_files;
 mod own_files;
+mod placed_line;
 mod py_imports;
+mod uncomment;
 
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
 use crate::workspace::Workspace;
@@ -283,28 +285,39 @@ impl RewriteEdits {
         Some((meant, resolved, text))
     }
 
-    /// What the model gives as the file's new text for `prompt`. An answer that cannot
+    /// What the model gives as the file's new text for `prompt` (a line to uncomment is
+    /// uncommented without it: `uncomment`; a line it spells out under a heading is
+    /// placed there when its answers cannot be used: `placed_line`). An answer that cannot
     /// be used is asked for once more, with the words that ask to keep the rest as it is
     /// (greedy sampling gives the same answer to the same words); one that then comes
     /// back unchanged is not read as "nothing to change", since the first one changed it.
     async fn new_text(&self, shown: &str, old: &str, prompt: &str, intent: Intent) -> Rewrite {
+        if let Some(new) = uncomment::uncommented(prompt, old) {
+            return Rewrite::New(new);
+        }
         let context = self.context_for(shown, prompt);
         let files = self.files_line().await;
+        let mut asked = Rewrite::Unusable;
         for (attempt, ask) in REWRITE_ASKS.iter().enumerate() {
             let request = format!(
                 "{context}{}",
                 rewrite_prompt(shown, old, &files, prompt, ask)
             );
             let Some(answer) = self.answer(&request).await else {
-                return Rewrite::Unusable;
+                break;
             };
-            match read_rewrite(old, &answer, intent, shown) {
+            asked = match read_rewrite(old, &answer, intent, shown) {
                 Rewrite::Unusable => continue,
-                Rewrite::Unchanged if attempt > 0 => return Rewrite::Unusable,
-                usable => return usable,
-            }
+                Rewrite::Unchanged if attempt > 0 => Rewrite::Unusable,
+                usable => usable,
+            };
+            break;
         }
-        Rewrite::Unusable
+        let missed = asked == Rewrite::Unusable || (asked == Rewrite::Unchanged && intent.additive);
+        match placed_line::with_placed_line(prompt, old) {
+            Some(new) if missed && new != old => Rewrite::New(new),
+            _ => asked,
+        }
     }
 
     /// The line that lists the project's files for a rewrite request, empty for a

@@ -24,11 +24,18 @@
 //! ("Where is the database URL set?" answered with the line that sets it), is asked for
 //! once more, with the reason ([`TurnEndAction::AskAgain`]): the place is the answer.
 //!
+//! A question that asks how many tests, functions, classes or TODO comments there are
+//! gets, once, whether or not the model looked, a search for the lines that define them
+//! (`counted`), in the file or directory it names: the model counts wrong what it has
+//! read, and copies the count the search ends on.
+//!
 //! A question's turn with any call that succeeded is left alone, as is a change's turn
 //! with any call at all, or whose prompt names no file (the change guard and the
 //! rewrite answer for those).
 
-use crate::intent::{asks_a_question, current_turn, path_word, read_intent};
+mod counted;
+
+use crate::intent::{asks_a_question, bare_word, current_turn, path_word, read_intent};
 use crate::mentions::{distinctive_words, search_workspace, word_pattern};
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{
@@ -142,6 +149,58 @@ impl UnlookedAnswer {
         })
     }
 
+    /// The first word of `prompt` that names a directory of the workspace ("in the src
+    /// folder").
+    async fn named_dir(&self, prompt: &str) -> Option<String> {
+        for word in prompt.split_whitespace().map(bare_word) {
+            let word = word.trim_end_matches('/');
+            if !word.is_empty()
+                && word != "."
+                && self.workspace.kind(word).await == Some(crate::fs::Kind::Dir)
+            {
+                return Some(word.to_owned());
+            }
+        }
+        None
+    }
+
+    /// For a question that asks how many tests, functions, classes or TODO comments
+    /// there are, once a turn: the search that counts them (`counted`), in the file or
+    /// directory the question names, else the whole workspace. Made whether or not the
+    /// model looked: it counts wrong what it has read.
+    async fn count_call(&self, history: &[Item]) -> Option<OwnCall> {
+        let (prompt, turn) = current_turn(history)?;
+        if read_intent(prompt).change {
+            return None;
+        }
+        let (pattern, what) = counted::counted(prompt)?;
+        let counted_already = turn.iter().any(|item| {
+            matches!(item, Item::ToolResult { name, ctx, .. }
+                if name == "grep" && ctx.call_id.starts_with(OWN_CALL_PREFIX))
+        });
+        if counted_already {
+            return None;
+        }
+        let place = match self.named_file(prompt).await {
+            Some(file) => Some(file),
+            None => self.named_dir(prompt).await,
+        };
+        let mut arguments = serde_json::json!({ "pattern": pattern });
+        if let Some(place) = &place {
+            arguments["path"] = serde_json::Value::from(place.as_str());
+        }
+        let searched = place.as_deref().unwrap_or("the workspace");
+        Some(OwnCall {
+            name: "grep".into(),
+            arguments: arguments.to_string(),
+            note: format!(
+                "[saki searched {searched} for {what}; the result's last line counts \
+                 them. Answer from that count: {}]",
+                prompt.trim()
+            ),
+        })
+    }
+
     /// A question that asks where, answered with no file of the workspace named: asked
     /// again, once.
     async fn placeless_answer(&self, history: &[Item]) -> TurnEndAction {
@@ -216,16 +275,11 @@ fn asks_about_definitions(prompt: &str) -> bool {
         .any(|word| DEFINITION_WORDS.contains(&word))
 }
 
-/// A line that defines a function or class, in the languages a workspace most often
-/// holds (Python, JavaScript and TypeScript, Go, Rust, Ruby, shell).
-const DEFINITION_PATTERN: &str =
-    r"^\s*(async\s+)?(def|class|function|func|fn|pub fn|export function|export class)\s";
-
 /// The search for the definitions of the workspace's functions and classes.
 fn definitions_call(prompt: &str) -> OwnCall {
     OwnCall {
         name: "grep".into(),
-        arguments: serde_json::json!({ "pattern": DEFINITION_PATTERN }).to_string(),
+        arguments: serde_json::json!({ "pattern": counted::DEFINITIONS }).to_string(),
         note: format!(
             "[The answer was given without looking, so saki listed the functions and \
              classes the workspace defines. Answer from what it found, naming the one meant: \
@@ -267,6 +321,9 @@ impl Interceptor for UnlookedAnswer {
     }
 
     async fn on_turn_end(&self, history: &[Item]) -> TurnEndAction {
+        if let Some(call) = self.count_call(history).await {
+            return TurnEndAction::Call(call);
+        }
         let Some(prompt) = unlooked_prompt(history) else {
             return self.placeless_answer(history).await;
         };
@@ -399,7 +456,7 @@ mod tests {
             ("main.py", "print(0)\n"),
         ];
         let refused = || vec![result("c1", ToolResultStatus::Denied)];
-        let named = answered("How many functions are in shapes.py?", refused());
+        let named = answered("What does shapes.py do?", refused());
         assert_eq!(
             read_at_end(&files, &named).await.as_deref(),
             Some("shapes.py")
@@ -461,6 +518,60 @@ mod tests {
             unlooked.on_turn_end(&other).await,
             TurnEndAction::Finish
         ));
+    }
+
+    #[tokio::test]
+    async fn a_question_that_asks_how_many_is_counted_once_in_the_place_it_names() {
+        let files = [
+            (
+                "test_math.py",
+                "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n",
+            ),
+            ("src/a.py", "# TODO: one\n"),
+            ("README.md", "# x\n"),
+        ];
+        let (_dir, workspace) = workspace_with(&files);
+        let unlooked = UnlookedAnswer::new(workspace);
+        let searched = |action: TurnEndAction| match action {
+            TurnEndAction::Call(call) if call.name == "grep" => {
+                let input: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+                (
+                    input["pattern"].as_str().unwrap().to_owned(),
+                    input["path"].clone(),
+                )
+            }
+            other => panic!("{other:?}"),
+        };
+        // Looked or not, the count is searched for.
+        let read = vec![result("c1", ToolResultStatus::Success)];
+        let (pattern, path) = searched(
+            unlooked
+                .on_turn_end(&answered("How many tests are in test_math.py?", read))
+                .await,
+        );
+        assert!(pattern.contains("test"), "{pattern}");
+        assert_eq!(path, "test_math.py");
+        let (pattern, path) = searched(
+            unlooked
+                .on_turn_end(&answered(
+                    "How many TODO comments are in the src folder?",
+                    vec![],
+                ))
+                .await,
+        );
+        assert_eq!((pattern.as_str(), path), ("TODO", serde_json::json!("src")));
+        // Once: after saki's own search, the answer stands.
+        let own = format!("{OWN_CALL_PREFIX}b1");
+        let counted = vec![Item::ToolResult {
+            name: "grep".into(),
+            status: ToolResultStatus::Success,
+            content: "[2 matching lines in 1 file]".into(),
+            ctx: ctx(&own),
+        }];
+        let again = unlooked
+            .on_turn_end(&answered("How many tests are in test_math.py?", counted))
+            .await;
+        assert!(matches!(again, TurnEndAction::Finish), "{again:?}");
     }
 
     #[test]
