@@ -566,7 +566,8 @@ fn a_small_models_answer_about_a_file_it_did_not_open_is_sent_back_once() {
     let server = llamacpp(494_032_768);
     server.push(Turn::text("5"));
     server.push(Turn::text("2"));
-    let events = run(&e, &server, &[], "How many functions are in `shapes.py`?");
+    // Not a count: a count is searched for, whether or not the model looked.
+    let events = run(&e, &server, &[], "What does `shapes.py` define?");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let second = requests[1].body["messages"].to_string();
@@ -584,10 +585,10 @@ fn a_small_models_answer_about_a_file_it_did_not_open_is_sent_back_once() {
     // Once per turn, and only when there is somewhere to look.
     server.push(Turn::text("5"));
     server.push(Turn::text("still 5"));
-    run(&e, &server, &[], "How many functions are in shapes.py?");
+    run(&e, &server, &[], "What does shapes.py define?");
     assert_eq!(server.requests().len(), 4);
     server.push(Turn::text("Hello."));
-    run(&e, &server, &[], "How many functions are in nothere.py?");
+    run(&e, &server, &[], "What does nothere.py define?");
     assert_eq!(server.requests().len(), 5);
 }
 

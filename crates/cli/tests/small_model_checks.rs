@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `saki exec` on a small local model: the test a fix is checked by stays as it is, a
 //! new text that imports its own file is not written, a request in words with no change
-//! verb is met, and a system path that ends in a workspace file means that file.
+//! verb is met, a system path that ends in a workspace file means that file, and a file
+//! the request does not name is not changed unless it reaches past the ones it names.
 
 mod common;
 
@@ -175,5 +176,56 @@ fn a_system_path_that_ends_in_a_workspace_file_edits_that_file() {
     assert!(
         results[0].starts_with("\"edit\" \"success\""),
         "{results:?}"
+    );
+}
+
+#[test]
+fn a_file_the_request_does_not_name_is_left_as_it_is() {
+    const BUILD: &str = "#!/bin/sh\nmkdir -p dist\ncp src/*.py dist/\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call("src/a.py", "x = 1", "x = 2")));
+    server.push(Turn::text("The output now goes to build."));
+    // The turn's end asks for build.sh, which the request names.
+    server.push(Turn::text(format!(
+        "```sh\n{}```",
+        BUILD.replace("dist", "build")
+    )));
+    server.push(Turn::text("build.sh now writes to build."));
+    let e = env_with(&[("build.sh", BUILD), ("src/a.py", "x = 1\n")]);
+    let events = run(
+        &server,
+        &e,
+        "In build.sh, put the output in build instead of dist.",
+    );
+    assert_eq!(file(&e, "src/a.py"), "x = 1\n");
+    assert_eq!(file(&e, "build.sh"), BUILD.replace("dist", "build"));
+    let results = results(&events);
+    assert!(
+        results[0].starts_with("\"edit\" \"denied\"")
+            && results[0].contains("names the files to change (build.sh) and not src/a.py"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_request_that_reaches_past_the_files_it_names_may_change_others() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call("app.py", "greet(", "welcome(")));
+    server.push(Turn::text(
+        "```python\nfrom greetings import welcome\n\nwelcome()\n```",
+    ));
+    server.push(Turn::text("app.py calls welcome."));
+    let e = env_with(&[
+        ("greetings.py", "def greet():\n    pass\n"),
+        ("app.py", "from greetings import greet\n\ngreet()\n"),
+    ]);
+    run(
+        &server,
+        &e,
+        "Rename greet to welcome in greetings.py and update all callers.",
+    );
+    assert_eq!(
+        file(&e, "app.py"),
+        "from greetings import welcome\n\nwelcome()\n"
     );
 }

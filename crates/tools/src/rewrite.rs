@@ -478,7 +478,8 @@ impl Interceptor for RewriteEdits {
         let shown = shown_path(&self.workspace, &resolved, &path);
         let refusal = self
             .beside_new_file(&resolved, &shown)
-            .or_else(|| self.edit_of_moved(&prompt, &resolved, &shown));
+            .or_else(|| self.edit_of_moved(&prompt, &resolved, &shown))
+            .or_else(|| self.unnamed_file(&prompt, &resolved, &shown));
         if let Some(why) = refusal {
             return ToolAction::Deny(why);
         }

@@ -187,6 +187,66 @@ impl RewriteEdits {
     }
 
     /// Why the model's change of the existing file `resolved` may not run in a turn whose
+    /// `prompt` names the files it changes, and not this one: asked "In build.sh, put
+    /// the output in build instead of dist.", a 0.5B model edited `src/a.py`. A request
+    /// that reaches past the files it names ("… and update all callers", "everywhere it
+    /// is used"), or reports a failure whose cause may lie elsewhere ("main.py crashes
+    /// with a KeyError"), leaves the model free.
+    pub(super) fn unnamed_file(
+        &self,
+        prompt: &str,
+        resolved: &std::path::Path,
+        shown: &str,
+    ) -> Option<String> {
+        const REACHING: &[&str] = &[
+            "all",
+            "every",
+            "everywhere",
+            "each",
+            "other",
+            "others",
+            "caller",
+            "callers",
+            "use",
+            "uses",
+            "usage",
+            "usages",
+            "used",
+            "reference",
+            "references",
+            "files",
+            "project",
+            "codebase",
+            "repo",
+            "repository",
+        ];
+        // A failure's cause may be in a file the request does not name.
+        const FAILING: &[&str] = &["exception", "traceback", "raises", "broken", "bug", "bugs"];
+        let lower = prompt.to_lowercase();
+        let mut words = lower.split(|c: char| !c.is_alphanumeric());
+        let reaches = super::checks::tests_are_the_check(prompt)
+            || words.any(|w| REACHING.contains(&w) || FAILING.contains(&w) || w.ends_with("error"));
+        let state = self.state();
+        if reaches || state.named.is_empty() || state.named.iter().any(|n| n == resolved) {
+            return None;
+        }
+        let named: Vec<&str> = state
+            .context
+            .iter()
+            .map(|(path, _)| path.as_str())
+            .collect();
+        let named = if named.is_empty() {
+            "other files".to_owned()
+        } else {
+            named.join(", ")
+        };
+        Some(format!(
+            "the request names the files to change ({named}) and not {shown}; leave {shown} \
+             as it is and change {named}."
+        ))
+    }
+
+    /// Why the model's change of the existing file `resolved` may not run in a turn whose
     /// prompt asks for a new file and does not name this one: asked for a `.dockerignore`,
     /// a 0.5B model edited the `Dockerfile` beside it; asked for a `requirements.txt`, it
     /// changed an import in `app.py`.
