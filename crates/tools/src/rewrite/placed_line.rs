@@ -53,7 +53,8 @@ pub(super) fn with_placed_line(prompt: &str, old: &str) -> Option<String> {
 /// line:] LINE under PLACE [in FILE]" or "under PLACE [in FILE], add [the line:] LINE".
 fn line_and_place(prompt: &str) -> Option<(String, String)> {
     let text = prompt.trim();
-    let lower = text.to_lowercase();
+    // ASCII case only: the offsets found in `lower` slice `text`.
+    let lower = text.to_ascii_lowercase();
     let add = word_at(&lower, "add")?;
     let placing = PLACING.iter().filter_map(|w| word_at(&lower, w)).min()?;
     let (line, place) = if add < placing {
@@ -94,7 +95,7 @@ fn spelled_line(words: &str) -> Option<String> {
         "this text",
         "the entry",
     ] {
-        if line.to_lowercase().starts_with(lead) {
+        if line.to_ascii_lowercase().starts_with(lead) {
             line = line[lead.len()..].trim_start();
             break;
         }
@@ -223,9 +224,21 @@ mod tests {
             "Add author = ann under [nowhere] in setup.cfg.",
             "Under the Testing heading, explain how to run the tests.",
             "Add name = tool under [metadata].",
+            "İİİ add İ = 1 under [İİ] İİ",
+            "Add \u{212A}\u{212A} under \u{212A}",
         ] {
             assert_eq!(with_placed_line(prompt, SETUP), None, "{prompt}");
             assert_eq!(with_placed_line(prompt, README), None, "{prompt}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_request_and_file_are_read_without_a_panic(
+            prompt in "(add |under |below |after |the line: |in |\\[x\\] |## x|\\PC){0,24}",
+            old in "(\\[x\\]\n|## x\n|# y\n|a = 1\n|\n|\\PC){0,24}",
+        ) {
+            let _ = with_placed_line(&prompt, &old);
         }
     }
 }

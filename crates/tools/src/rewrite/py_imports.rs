@@ -263,4 +263,14 @@ mod tests {
         let new = "x = os.getenv('B')\n";
         assert_eq!(with_missing_imports(old, new), new);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_read_without_a_panic(
+            old in "(os\\.x|import |Path|\"\"\"|#|\n|\\PC){0,24}",
+            new in "(os\\.x|json\\.y|import |from |Path\\(|List\\[|def |\"\"\"|#|\n|\\PC){0,32}",
+        ) {
+            let _ = with_missing_imports(&old, &new);
+        }
+    }
 }

@@ -130,4 +130,14 @@ mod tests {
         assert_eq!(uncommented("Comment out the cache line.", one), None);
         assert_eq!(uncommented("Enable the cache.", one), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_request_and_file_are_read_without_a_panic(
+            prompt in "(uncomment |the |cache |\\PC){0,16}",
+            old in "(# a = 1\n|// f();\n|  ; k: v\n|-- x\n|\n|\\PC){0,24}",
+        ) {
+            let _ = uncommented(&prompt, &old);
+        }
+    }
 }
