@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{env_with, llamacpp};
+use common::{edit_call, env_with, llamacpp, text_call};
 use saki_testkit::{MockServer, Turn};
 
 fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {
@@ -28,17 +28,10 @@ fn last_answer(events: &[serde_json::Value]) -> &str {
         .unwrap()
 }
 
-fn call(name: &str, arguments: serde_json::Value) -> String {
-    serde_json::json!({"name": name, "arguments": arguments}).to_string()
-}
-
 #[test]
 fn a_rewrite_that_uses_a_standard_module_gets_its_import() {
     let server = llamacpp(494_032_768);
-    server.push(Turn::text(call(
-        "edit",
-        serde_json::json!({"path": "server.py", "old_string": "8000", "new_string": "8001"}),
-    )));
+    server.push(Turn::text(edit_call("server.py", "8000", "8001")));
     server.push(Turn::text(
         "```python\nPORT = int(os.getenv('PORT', 8000))\n\nprint(PORT)\n```",
     ));
@@ -58,11 +51,7 @@ fn a_rewrite_that_uses_a_standard_module_gets_its_import() {
 #[test]
 fn a_question_is_answered_from_what_was_read_not_from_a_refused_edit() {
     let server = llamacpp(494_032_768);
-    let edit = call(
-        "edit",
-        serde_json::json!({"path": "conf/settings.ini", "old_string": "timeout = 30",
-            "new_string": "timeout = 60"}),
-    );
+    let edit = edit_call("conf/settings.ini", "timeout = 30", "timeout = 60");
     // Refused, then the same again: the loop guard asks for the answer.
     server.push(Turn::text(edit.clone()));
     server.push(Turn::text(edit));
@@ -116,7 +105,7 @@ fn a_question_about_a_function_whose_words_match_nothing_lists_the_definitions()
 #[test]
 fn adding_a_name_to_a_file_changes_that_file_and_creates_none() {
     let server = llamacpp(494_032_768);
-    server.push(Turn::text(call(
+    server.push(Turn::text(text_call(
         "write_file",
         serde_json::json!({"path": ".env", "content": "__pycache__/\n.env\n"}),
     )));
@@ -147,7 +136,7 @@ fn a_count_the_model_gets_wrong_is_searched_for_and_answered_again() {
     const TESTS: &str =
         "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n";
     let server = llamacpp(494_032_768);
-    server.push(Turn::text(call(
+    server.push(Turn::text(text_call(
         "read_file",
         serde_json::json!({"path": "test_math.py"}),
     )));
@@ -177,10 +166,10 @@ fn a_count_the_model_gets_wrong_is_searched_for_and_answered_again() {
 fn a_line_to_uncomment_is_uncommented_without_asking_the_model_for_the_file() {
     const CONFIG: &str = "DEBUG = False\n# CACHE_ENABLED = True\nTIMEOUT = 10\n";
     let server = llamacpp(494_032_768);
-    server.push(Turn::text(call(
-        "edit",
-        serde_json::json!({"path": "config.py", "old_string": "DEBUG = False",
-            "new_string": "DEBUG = True"}),
+    server.push(Turn::text(edit_call(
+        "config.py",
+        "DEBUG = False",
+        "DEBUG = True",
     )));
     server.push(Turn::text("Caching is on."));
     let e = env_with(&[("config.py", CONFIG)]);
@@ -200,10 +189,10 @@ fn a_line_to_uncomment_is_uncommented_without_asking_the_model_for_the_file() {
 fn a_line_spelled_out_under_a_heading_goes_there_when_the_rewrites_cannot_be_used() {
     const README: &str = "# tool\n\n## Testing\n\n## License\n\nMIT\n";
     let server = llamacpp(494_032_768);
-    server.push(Turn::text(call(
-        "edit",
-        serde_json::json!({"path": "README.md", "old_string": "## Testing",
-            "new_string": "## Testing\npytest"}),
+    server.push(Turn::text(edit_call(
+        "README.md",
+        "## Testing",
+        "## Testing\npytest",
     )));
     // Both answers drop the License section: an addition keeps every character.
     server.push(Turn::text("```\n# tool\n\n## Testing\n\npytest\n```"));

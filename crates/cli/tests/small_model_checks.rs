@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{env_with, llamacpp};
+use common::{edit_call, env_with, llamacpp};
 use saki_testkit::{MockServer, Turn};
 
 const PAGER: &str = "def last_page(total, per_page):\n    return total // per_page\n";
@@ -33,11 +33,6 @@ fn results(events: &[serde_json::Value]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn edit_call(path: &str, old: &str, new: &str) -> String {
-    serde_json::json!({"name": "edit", "arguments": {"path": path, "old_string": old, "new_string": new}})
-        .to_string()
 }
 
 #[test]

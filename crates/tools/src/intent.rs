@@ -436,6 +436,14 @@ fn sentences(prompt: &str) -> Vec<String> {
     out
 }
 
+/// The words of `text`, lower-cased: its runs of letters and digits.
+pub(crate) fn lower_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 fn words(sentence: &str) -> Vec<&str> {
     sentence
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))

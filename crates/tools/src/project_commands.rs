@@ -44,10 +44,7 @@ impl Purpose {
 
 /// The purposes `prompt`'s words ask for, each once, tests first.
 pub fn purposes(prompt: &str) -> Vec<Purpose> {
-    let words: Vec<String> = prompt
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .collect();
+    let words = crate::intent::lower_words(prompt);
     let any = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
     let mut out = Vec::new();
     if any(&[

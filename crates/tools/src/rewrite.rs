@@ -314,10 +314,12 @@ impl RewriteEdits {
             break;
         }
         let missed = asked == Rewrite::Unusable || (asked == Rewrite::Unchanged && intent.additive);
-        match placed_line::with_placed_line(prompt, old) {
-            Some(new) if missed && new != old => Rewrite::New(new),
-            _ => asked,
+        if missed {
+            if let Some(new) = placed_line::with_placed_line(prompt, old) {
+                return Rewrite::New(new);
+            }
         }
+        asked
     }
 
     /// The line that lists the project's files for a rewrite request, empty for a

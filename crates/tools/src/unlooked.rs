@@ -35,7 +35,9 @@
 
 mod counted;
 
-use crate::intent::{asks_a_question, bare_word, current_turn, path_word, read_intent};
+use crate::intent::{
+    asks_a_question, bare_word, current_turn, lower_words, path_word, read_intent,
+};
 use crate::mentions::{distinctive_words, search_workspace, word_pattern};
 use crate::workspace::Workspace;
 use saki_llm_worker::interceptor::{
@@ -102,18 +104,18 @@ impl UnlookedAnswer {
     /// Where the answer to the question `prompt` is looked for: the file where its own
     /// words occur most; else, for a question about the code's functions or classes,
     /// their definitions; else the README.
-    async fn file_for_answer(&self, prompt: &str) -> Option<Found> {
+    async fn file_for_answer(&self, prompt: &str) -> Option<Look> {
         if let Some(pattern) = search_pattern(prompt) {
             if let Some(path) = self.most_matched_file(pattern).await {
-                return Some(Found::File(path));
+                return Some(Look::File(path));
             }
         }
         if asks_about_definitions(prompt) {
-            return Some(Found::Definitions);
+            return Some(Look::Definitions);
         }
         for readme in ["README.md", "README", "README.rst", "README.txt"] {
             if self.is_file(readme).await {
-                return Some(Found::File(readme.to_owned()));
+                return Some(Look::File(readme.to_owned()));
             }
         }
         None
@@ -236,20 +238,16 @@ fn asks_for_a_place(prompt: &str) -> bool {
 
 /// Whether `prompt` asks where something is, or which file: its answer is a place.
 fn asks_where(prompt: &str) -> bool {
-    let lower = prompt.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.contains(&"where")
-        || words
-            .windows(2)
-            .any(|w| matches!(w[0], "which" | "what") && matches!(w[1], "file" | "files"))
+    let words = lower_words(prompt);
+    words.iter().any(|w| w == "where")
+        || words.windows(2).any(|w| {
+            matches!(w[0].as_str(), "which" | "what") && matches!(w[1].as_str(), "file" | "files")
+        })
 }
 
 /// Where the answer to a question is looked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Found {
+enum Look {
     File(String),
     /// The definitions of the workspace's functions and classes.
     Definitions,
@@ -269,17 +267,16 @@ const DEFINITION_WORDS: &[&str] = &[
 /// a string?"): when its other words match nothing (the function is `backwards`), the
 /// names of what the code defines are where the answer is.
 fn asks_about_definitions(prompt: &str) -> bool {
-    prompt
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|word| DEFINITION_WORDS.contains(&word))
+    lower_words(prompt)
+        .iter()
+        .any(|word| DEFINITION_WORDS.contains(&word.as_str()))
 }
 
 /// The search for the definitions of the workspace's functions and classes.
 fn definitions_call(prompt: &str) -> OwnCall {
     OwnCall {
         name: "grep".into(),
-        arguments: serde_json::json!({ "pattern": counted::DEFINITIONS }).to_string(),
+        arguments: serde_json::json!({ "pattern": counted::definitions() }).to_string(),
         note: format!(
             "[The answer was given without looking, so saki listed the functions and \
              classes the workspace defines. Answer from what it found, naming the one meant: \
@@ -339,8 +336,8 @@ impl Interceptor for UnlookedAnswer {
             }
         }
         match self.file_for_answer(prompt).await {
-            Some(Found::File(path)) => TurnEndAction::Call(read_call(&path, prompt)),
-            Some(Found::Definitions) => TurnEndAction::Call(definitions_call(prompt)),
+            Some(Look::File(path)) => TurnEndAction::Call(read_call(&path, prompt)),
+            Some(Look::Definitions) => TurnEndAction::Call(definitions_call(prompt)),
             None => TurnEndAction::Finish,
         }
     }

@@ -142,6 +142,19 @@ pub fn llamacpp(parameters: u64) -> saki_testkit::MockServer {
     server
 }
 
+/// A call written as text, the way a small model on a prompted template writes one.
+pub fn text_call(name: &str, arguments: Value) -> String {
+    serde_json::json!({"name": name, "arguments": arguments}).to_string()
+}
+
+/// An `edit` call written as text.
+pub fn edit_call(path: &str, old: &str, new: &str) -> String {
+    text_call(
+        "edit",
+        serde_json::json!({"path": path, "old_string": old, "new_string": new}),
+    )
+}
+
 /// `saki exec --json` of `prompt` on `server` as a llama.cpp server, in auto-edit: the
 /// events it printed.
 pub fn exec_on_llamacpp(server: &saki_testkit::MockServer, e: &Env, prompt: &str) -> Vec<Value> {

@@ -173,13 +173,13 @@ impl RewriteEdits {
     /// turn whose `prompt` asks to add that path into another file: asked to "Add .env to
     /// .gitignore", a 0.5B model created `.env` with the `.gitignore`'s lines in it.
     pub(super) fn created_instead_of_added(&self, prompt: &str, path: &str) -> Option<String> {
+        let bare = path.trim_start_matches("./");
+        let (what, into) = paths_added_into_files(prompt)
+            .into_iter()
+            .find(|(what, _)| what.trim_start_matches("./") == bare)?;
         if !self.missing(path) {
             return None;
         }
-        let path = path.trim_start_matches("./");
-        let (what, into) = paths_added_into_files(prompt)
-            .into_iter()
-            .find(|(what, _)| what.trim_start_matches("./") == path)?;
         Some(format!(
             "the request asks to add {what} to {into}, not to create {what}; leave {what} \
              as it is and change {into}."
@@ -222,10 +222,11 @@ impl RewriteEdits {
         ];
         // A failure's cause may be in a file the request does not name.
         const FAILING: &[&str] = &["exception", "traceback", "raises", "broken", "bug", "bugs"];
-        let lower = prompt.to_lowercase();
-        let mut words = lower.split(|c: char| !c.is_alphanumeric());
         let reaches = super::checks::tests_are_the_check(prompt)
-            || words.any(|w| REACHING.contains(&w) || FAILING.contains(&w) || w.ends_with("error"));
+            || crate::intent::lower_words(prompt).iter().any(|w| {
+                let w = w.as_str();
+                REACHING.contains(&w) || FAILING.contains(&w) || w.ends_with("error")
+            });
         let state = self.state();
         if reaches || state.named.is_empty() || state.named.iter().any(|n| n == resolved) {
             return None;

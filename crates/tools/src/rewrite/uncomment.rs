@@ -68,9 +68,8 @@ pub(super) fn uncommented(prompt: &str, old: &str) -> Option<String> {
 
 /// Whether `prompt` asks to uncomment something.
 fn asks_to_uncomment(prompt: &str) -> bool {
-    prompt
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
+    crate::intent::lower_words(prompt)
+        .iter()
         .any(|w| w.starts_with("uncomment"))
 }
 

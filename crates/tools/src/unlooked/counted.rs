@@ -18,35 +18,36 @@ const TESTS: &str =
     r"^\s*(async\s+)?def\s+test|^func\s+Test|#\[(tokio::)?test\]|^\s*(it|test)\s*\(";
 
 /// A line that defines a function or a class.
-pub(super) const DEFINITIONS: &str = r"^\s*((async|export|pub)\s+)*(def|class|function|func|fn)\s";
+pub(super) fn definitions() -> String {
+    format!("{FUNCTIONS}|{CLASSES}")
+}
 
 /// The search that counts what `prompt` asks how many of, when it asks that of tests,
 /// functions, methods, classes or TODO comments: its pattern and what it finds.
 pub(super) fn counted(prompt: &str) -> Option<(&'static str, &'static str)> {
-    let lower = prompt.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = crate::intent::lower_words(prompt);
     // "How many tests fail?" asks about a run, not about the code.
     const RUN_WORDS: &[&str] = &[
         "pass", "passes", "passing", "passed", "fail", "fails", "failing", "failed", "broken",
         "skipped",
     ];
-    if words.iter().any(|w| RUN_WORDS.contains(w)) {
+    if words.iter().any(|w| RUN_WORDS.contains(&w.as_str())) {
         return None;
     }
     let at = words.windows(2).position(|w| w == ["how", "many"])?;
     // "How many unit tests", "how many Python functions": the noun within three words.
-    words[at + 2..].iter().take(3).find_map(|word| match *word {
-        "test" | "tests" => Some((TESTS, "the lines that define tests")),
-        "function" | "functions" | "method" | "methods" => {
-            Some((FUNCTIONS, "the lines that define functions"))
-        }
-        "class" | "classes" => Some((CLASSES, "the lines that define classes")),
-        "todo" | "todos" => Some(("TODO", "TODO comments")),
-        _ => None,
-    })
+    words[at + 2..]
+        .iter()
+        .take(3)
+        .find_map(|word| match word.as_str() {
+            "test" | "tests" => Some((TESTS, "the lines that define tests")),
+            "function" | "functions" | "method" | "methods" => {
+                Some((FUNCTIONS, "the lines that define functions"))
+            }
+            "class" | "classes" => Some((CLASSES, "the lines that define classes")),
+            "todo" | "todos" => Some(("TODO", "TODO comments")),
+            _ => None,
+        })
 }
 
 #[cfg(test)]
@@ -97,7 +98,7 @@ mod tests {
             "    def method(self):",
         ] {
             assert!(matches(FUNCTIONS, line), "{line}");
-            assert!(matches(DEFINITIONS, line), "{line}");
+            assert!(matches(&definitions(), line), "{line}");
         }
         for line in [
             "    return area(r)",
@@ -106,9 +107,9 @@ mod tests {
             "fnord = 2",
         ] {
             assert!(!matches(FUNCTIONS, line), "{line}");
-            assert!(!matches(DEFINITIONS, line), "{line}");
+            assert!(!matches(&definitions(), line), "{line}");
         }
-        assert!(matches(CLASSES, "class Shape:") && matches(DEFINITIONS, "class Shape:"));
+        assert!(matches(CLASSES, "class Shape:") && matches(&definitions(), "class Shape:"));
         assert!(!matches(CLASSES, "    klass = Shape"));
         for line in [
             "def test_add():",
