@@ -4,21 +4,13 @@
 
 mod common;
 
-use common::{env_with, events, Env};
+use common::{env_with, events, items, Env};
 use predicates::prelude::*;
 use saki_testkit::{MockServer, Turn};
 use serde_json::{json, Value};
 
 fn env() -> Env {
     env_with(&[("greeting.txt", "Hello, world!\n")])
-}
-
-fn items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == kind)
-        .map(|e| &e["item"])
-        .collect()
 }
 
 #[test]

@@ -210,6 +210,9 @@ fn a_request_that_reaches_past_the_files_it_names_may_change_others() {
         "```python\nfrom greetings import welcome\n\nwelcome()\n```",
     ));
     server.push(Turn::text("app.py calls welcome."));
+    // The turn's end asks for greetings.py, which the prompt names.
+    server.push(Turn::text("```python\ndef welcome():\n    pass\n```"));
+    server.push(Turn::text("greet is now welcome."));
     let e = env_with(&[
         ("greetings.py", "def greet():\n    pass\n"),
         ("app.py", "from greetings import greet\n\ngreet()\n"),
@@ -223,4 +226,5 @@ fn a_request_that_reaches_past_the_files_it_names_may_change_others() {
         file(&e, "app.py"),
         "from greetings import welcome\n\nwelcome()\n"
     );
+    assert_eq!(file(&e, "greetings.py"), "def welcome():\n    pass\n");
 }

@@ -270,17 +270,25 @@ fn a_named_file_that_comes_back_as_it_is_is_left_alone_and_asked_for_once() {
         "```python\nfrom greetings import welcome\n\nprint(welcome('Ann'))\n```",
     ));
     server.push(Turn::text("app.py now calls welcome."));
+    server.push(Turn::text("greetings.py defines welcome."));
     let e = env_with(&[("greetings.py", GREETINGS), ("app.py", APP)]);
     run(&server, &e, RENAME);
     let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
-    assert_eq!(file("greetings.py"), GREETINGS);
     assert_eq!(
         file("app.py"),
         "from greetings import welcome\n\nprint(welcome('Ann'))\n"
     );
-    // Four requests: the answer, two rewrites, the answer after saki's edit. greetings.py,
-    // unchanged, is not asked for again at the second turn end.
-    assert_eq!(server.requests().len(), 4);
+    // Five requests: the answer, two rewrites, the answer after saki's edit, and the
+    // answer after the rename saki made itself in greetings.py, which still held
+    // `greet`. greetings.py, unchanged, is not asked for again at the second turn end.
+    assert_eq!(file("greetings.py"), GREETINGS.replace("greet", "welcome"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let last = requests[4].body["messages"].to_string();
+    assert!(
+        !last.contains("Reply with the complete new content"),
+        "{last}"
+    );
 }
 
 #[test]

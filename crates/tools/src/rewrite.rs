@@ -33,11 +33,14 @@
 //! its place and then deleted.
 
 mod answer;
+mod blank_lines;
 mod checks;
 mod new_files;
 mod own_files;
 mod placed_line;
 mod py_imports;
+mod removed_lines;
+mod renamed;
 mod uncomment;
 
 use crate::intent::{bare_word, changes_files, current_turn, path_word, read_intent, Intent};
@@ -92,6 +95,8 @@ struct TurnState {
     move_calls: u8,
     /// The line that lists the project's files in a rewrite request, once made.
     files_line: Option<String>,
+    /// The files saki renamed the prompt's renamed name in, in this turn: each once.
+    renamed: Vec<PathBuf>,
 }
 
 /// What came of asking for a file's new text in a turn.
@@ -287,7 +292,8 @@ impl RewriteEdits {
 
     /// What the model gives as the file's new text for `prompt` (a line to uncomment is
     /// uncommented without it: `uncomment`; a line it spells out under a heading is
-    /// placed there when its answers cannot be used: `placed_line`). An answer that cannot
+    /// placed there when its answers cannot be used: `placed_line`; a removal of more than
+    /// the request points to is narrowed: `removed_lines`). An answer that cannot
     /// be used is asked for once more, with the words that ask to keep the rest as it is
     /// (greedy sampling gives the same answer to the same words); one that then comes
     /// back unchanged is not read as "nothing to change", since the first one changed it.
@@ -312,6 +318,18 @@ impl RewriteEdits {
                 usable => usable,
             };
             break;
+        }
+        if let Rewrite::New(new) = &asked {
+            if intent.subtractive {
+                if let Some(narrowed) = removed_lines::narrowed(prompt, old, new) {
+                    return Rewrite::New(narrowed);
+                }
+            }
+            if !blank_lines::asks_about_spacing(prompt) {
+                if let Some(kept) = blank_lines::kept_blank_lines(old, new) {
+                    return Rewrite::New(kept);
+                }
+            }
         }
         let missed = asked == Rewrite::Unusable || (asked == Rewrite::Unchanged && intent.additive);
         if missed {
@@ -375,6 +393,42 @@ impl RewriteEdits {
         let complete = response.status == ResponseStatus::Completed
             && response.stop_reason != Some(StopReason::MaxTokens);
         complete.then(|| response.text())
+    }
+}
+
+/// What becomes of the model's own `edit` or `write_file` `call` of a file whose text
+/// is `old`, when `action` lets it run: it runs with the file's blank lines kept
+/// (`blank_lines`) unless `prompt` asks about them.
+fn model_call_action(
+    call: &ToolCallInfo,
+    action: ToolAction,
+    old: &str,
+    prompt: &str,
+) -> ToolAction {
+    if action != ToolAction::Allow || blank_lines::asks_about_spacing(prompt) {
+        return action;
+    }
+    let (key, before) = match call.name.as_str() {
+        "edit" => (
+            "new_string",
+            call.input.get("old_string").and_then(|v| v.as_str()),
+        ),
+        _ => ("content", Some(old)),
+    };
+    let after = call.input.get(key).and_then(|v| v.as_str());
+    let (Some(before), Some(after)) = (before, after) else {
+        return action;
+    };
+    let Some(kept) = blank_lines::kept_blank_lines(before, after) else {
+        return action;
+    };
+    let mut arguments = call.input.clone();
+    arguments[key] = serde_json::Value::from(kept);
+    ToolAction::Replace {
+        arguments: arguments.to_string(),
+        note: "[saki kept the blank lines this call took out or put in: the request is not \
+               about them]"
+            .to_owned(),
     }
 }
 
@@ -486,11 +540,13 @@ impl Interceptor for RewriteEdits {
             return ToolAction::Deny(why);
         }
         if let Some(settled) = self.settled(&resolved) {
-            return settled.action(&path, &shown);
+            return model_call_action(call, settled.action(&path, &shown), &old, &prompt);
         }
         let new = match self.ask(&resolved, &shown, &old, &prompt, intent).await {
             Ok(new) => new,
-            Err(settled) => return settled.action(&path, &shown),
+            Err(settled) => {
+                return model_call_action(call, settled.action(&path, &shown), &old, &prompt)
+            }
         };
         self.replaced(
             call,
@@ -548,9 +604,25 @@ impl Interceptor for RewriteEdits {
             .collect();
         let checked_by_tests = checks::tests_are_the_check(prompt);
         // In the prompt's order, the first file whose new text can be used: one call
-        // per turn end, and the model answers before the next.
-        for word in named_files(prompt) {
-            let Some((path, resolved, old)) = self.file(word).await else {
+        // per turn end, and the model answers before the next. After the files the
+        // prompt names, those the tests it names import: what they check.
+        let mut candidates: Vec<(String, bool)> = named_files(prompt)
+            .into_iter()
+            .map(|word| (word.to_owned(), false))
+            .collect();
+        let mut tested = Vec::new();
+        for (word, _) in &candidates {
+            if !(checked_by_tests && checks::is_test_file(word)) {
+                continue;
+            }
+            if let Some((path, resolved, text)) = self.file(word).await {
+                let shown = shown_path(&self.workspace, &resolved, &path);
+                tested.extend(checks::tested_modules(&text, &shown));
+            }
+        }
+        candidates.extend(tested.into_iter().map(|module| (module, true)));
+        for (word, is_tested) in candidates {
+            let Some((path, resolved, old)) = self.file(&word).await else {
                 continue;
             };
             if changed.contains(&resolved) || self.settled(&resolved).is_some() {
@@ -566,16 +638,23 @@ impl Interceptor for RewriteEdits {
             // Counted as rewritten now: the call's result comes after this turn end, and
             // a failed call is not asked for again.
             self.settle(resolved, Settled::Rewritten);
+            let why = match is_tested {
+                true => format!("a test the request names imports {shown}"),
+                false => format!("the request names {shown}"),
+            };
             return TurnEndAction::Call(OwnCall {
                 name: "edit".into(),
                 arguments: serde_json::json!({"path": path, "old_string": old, "new_string": new})
                     .to_string(),
                 note: format!(
-                    "[saki made this edit: the request names {shown} and the turn had not \
-                     changed it, so saki asked for its whole new text for the request and \
-                     wrote it. Tell the person in one sentence what changed.]"
+                    "[saki made this edit: {why} and the turn had not changed it, so saki \
+                     asked for its whole new text for the request and wrote it. Tell the \
+                     person in one sentence what changed.]"
                 ),
             });
+        }
+        if let Some(call) = self.rename_call(prompt).await {
+            return TurnEndAction::Call(call);
         }
         TurnEndAction::Finish
     }

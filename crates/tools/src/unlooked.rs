@@ -34,6 +34,7 @@
 //! rewrite answer for those).
 
 mod counted;
+mod ran;
 
 use crate::intent::{
     asks_a_question, bare_word, current_turn, lower_words, path_word, read_intent,
@@ -123,7 +124,8 @@ impl UnlookedAnswer {
 
     /// The search for the answer to a question that asks where: its word found in the
     /// fewest files (at least one; a word matching too many lines points nowhere).
-    async fn search_for_place(&self, prompt: &str) -> Option<OwnCall> {
+    /// `why` starts the note: why saki searched.
+    async fn search_for_place(&self, prompt: &str, why: &str) -> Option<OwnCall> {
         let mut best: Option<(usize, String)> = None;
         for word in distinctive_words(prompt) {
             let pattern = word_pattern(std::slice::from_ref(&word));
@@ -144,8 +146,8 @@ impl UnlookedAnswer {
             })
             .to_string(),
             note: format!(
-                "[The answer was given without looking, so saki searched the workspace for \
-                 {word}. Answer from what it found, naming the files: {}]",
+                "[{why}, so saki searched the workspace for {word}. Answer from what it \
+                 found, naming the files: {}]",
                 prompt.trim()
             ),
         })
@@ -203,6 +205,70 @@ impl UnlookedAnswer {
         })
     }
 
+    /// For a request that asks for something to be run and reported on, asking for no
+    /// change ("Run checks.py and tell me how many checks fail."), once a turn: the run
+    /// (`ran`), when the model ran nothing. An answer from the script's text is what it
+    /// looks like it prints, not what it prints.
+    async fn run_call(&self, history: &[Item]) -> Option<OwnCall> {
+        let (prompt, turn) = current_turn(history)?;
+        if read_intent(prompt).change {
+            return None;
+        }
+        let ran = turn.iter().any(|item| match item {
+            Item::ToolResult {
+                name, status, ctx, ..
+            } => {
+                ctx.call_id.starts_with(OWN_CALL_PREFIX)
+                    || (name == "shell" && *status == ToolResultStatus::Success)
+            }
+            _ => false,
+        });
+        if ran {
+            return None;
+        }
+        let command = match ran::asked_to_run(prompt)? {
+            ran::Asked::Command(command) => command.to_owned(),
+            ran::Asked::Script(path) if self.is_file(path).await => ran::script_command(path)?,
+            ran::Asked::Script(_) => return None,
+        };
+        Some(OwnCall {
+            name: "shell".into(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+            note: format!(
+                "[The request asks for `{command}` to be run, so saki ran it. Answer from \
+                 its output: {}]",
+                prompt.trim()
+            ),
+        })
+    }
+
+    /// For a question that asks which files do something ("Which files have TODO
+    /// comments?"), once a turn: the search for it ([`Self::search_for_place`]), made
+    /// whether or not the model looked, unless the model searched itself. The answer is
+    /// a set of files, and one file read cannot give it: the model names the one it
+    /// read.
+    async fn files_call(&self, history: &[Item]) -> Option<OwnCall> {
+        let (prompt, turn) = current_turn(history)?;
+        if !asks_a_question(prompt) || read_intent(prompt).change || !asks_which_files(prompt) {
+            return None;
+        }
+        let searched = turn.iter().any(|item| match item {
+            Item::ToolResult {
+                name, status, ctx, ..
+            } => {
+                ctx.call_id.starts_with(OWN_CALL_PREFIX)
+                    || (*status == ToolResultStatus::Success
+                        && matches!(name.as_str(), "grep" | "glob" | "shell"))
+            }
+            _ => false,
+        });
+        if searched {
+            return None;
+        }
+        self.search_for_place(prompt, "One file read cannot say which files")
+            .await
+    }
+
     /// A question that asks where, answered with no file of the workspace named: asked
     /// again, once.
     async fn placeless_answer(&self, history: &[Item]) -> TurnEndAction {
@@ -243,6 +309,13 @@ fn asks_where(prompt: &str) -> bool {
         || words.windows(2).any(|w| {
             matches!(w[0].as_str(), "which" | "what") && matches!(w[1].as_str(), "file" | "files")
         })
+}
+
+/// Whether `prompt` asks which files (more than one may be the answer).
+fn asks_which_files(prompt: &str) -> bool {
+    lower_words(prompt)
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "which" | "what") && w[1] == "files")
 }
 
 /// Where the answer to a question is looked for.
@@ -321,6 +394,12 @@ impl Interceptor for UnlookedAnswer {
         if let Some(call) = self.count_call(history).await {
             return TurnEndAction::Call(call);
         }
+        if let Some(call) = self.files_call(history).await {
+            return TurnEndAction::Call(call);
+        }
+        if let Some(call) = self.run_call(history).await {
+            return TurnEndAction::Call(call);
+        }
         let Some(prompt) = unlooked_prompt(history) else {
             return self.placeless_answer(history).await;
         };
@@ -331,7 +410,10 @@ impl Interceptor for UnlookedAnswer {
             return TurnEndAction::Finish;
         }
         if asks_where(prompt) {
-            if let Some(call) = self.search_for_place(prompt).await {
+            if let Some(call) = self
+                .search_for_place(prompt, "The answer was given without looking")
+                .await
+            {
                 return TurnEndAction::Call(call);
             }
         }
@@ -599,7 +681,9 @@ mod tests {
         ];
         let (_dir, workspace) = workspace_with(&files);
         let history = answered("Which files import yaml?", vec![]);
-        let TurnEndAction::Call(call) = UnlookedAnswer::new(workspace).on_turn_end(&history).await
+        let TurnEndAction::Call(call) = UnlookedAnswer::new(workspace.clone())
+            .on_turn_end(&history)
+            .await
         else {
             panic!("no call");
         };
@@ -607,6 +691,76 @@ mod tests {
         let input: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
         assert_eq!(input["pattern"], word_pattern(&["yaml".into()]));
         assert!(call.note.contains("naming the files"), "{}", call.note);
+        // One file read does not answer which files: the search is made all the same,
+        // unless the model searched, or saki did.
+        let unlooked = UnlookedAnswer::new(workspace);
+        let read = answered(
+            "Which files import yaml?",
+            vec![result("c1", ToolResultStatus::Success)],
+        );
+        let after_read = unlooked.on_turn_end(&read).await;
+        assert!(
+            matches!(&after_read, TurnEndAction::Call(call) if call.name == "grep"),
+            "{after_read:?}"
+        );
+        for (name, id) in [
+            ("grep", "c1".to_owned()),
+            ("read_file", format!("{OWN_CALL_PREFIX}1")),
+        ] {
+            let searched = answered(
+                "Which files import yaml?",
+                vec![Item::ToolResult {
+                    name: name.into(),
+                    status: ToolResultStatus::Success,
+                    content: "a.py:1:import yaml".into(),
+                    ctx: ctx(&id),
+                }],
+            );
+            let judged = unlooked.on_turn_end(&searched).await;
+            assert!(
+                !matches!(judged, TurnEndAction::Call(_)),
+                "{name}: {judged:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_script_the_request_asks_to_run_is_run_when_the_model_ran_nothing() {
+        let files = [("checks.py", "print('1 passed, 1 failed')\n")];
+        let (_dir, workspace) = workspace_with(&files);
+        let unlooked = UnlookedAnswer::new(workspace);
+        let prompt = "Run checks.py and tell me how many checks fail.";
+        let read = vec![result("c1", ToolResultStatus::Success)];
+        let TurnEndAction::Call(call) = unlooked.on_turn_end(&answered(prompt, read)).await else {
+            panic!("not run");
+        };
+        assert_eq!(call.name, "shell");
+        assert_eq!(call.arguments, r#"{"command":"python3 checks.py"}"#);
+        let shell = Item::ToolResult {
+            name: "shell".into(),
+            status: ToolResultStatus::Success,
+            content: "1 passed, 1 failed".into(),
+            ctx: ctx("c2"),
+        };
+        let ran = unlooked.on_turn_end(&answered(prompt, vec![shell])).await;
+        assert!(matches!(ran, TurnEndAction::Finish), "{ran:?}");
+        let missing = unlooked
+            .on_turn_end(&answered(
+                "Run other.py and tell me what it prints.",
+                vec![],
+            ))
+            .await;
+        assert!(
+            !matches!(&missing, TurnEndAction::Call(c) if c.name == "shell"),
+            "{missing:?}"
+        );
+        let change = unlooked
+            .on_turn_end(&answered("Run checks.py and fix what fails.", vec![]))
+            .await;
+        assert!(
+            !matches!(&change, TurnEndAction::Call(c) if c.name == "shell"),
+            "{change:?}"
+        );
     }
 
     #[tokio::test]

@@ -170,3 +170,13 @@ pub fn exec_on_llamacpp(server: &saki_testkit::MockServer, e: &Env, prompt: &str
         .clone();
     events(&out)
 }
+
+/// The completed items of `kind` in `events` (`tool_call`, `tool_result`,
+/// `assistant_message`, …).
+pub fn items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == kind)
+        .map(|e| &e["item"])
+        .collect()
+}

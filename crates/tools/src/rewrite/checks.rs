@@ -262,6 +262,64 @@ fn with_function(module: &str, name: &str, def: &str) -> Option<String> {
     ))
 }
 
+/// The workspace paths a test's `text` may import its code from, the test being the
+/// file `shown`: for Python, each module of `from X import` and `import X` (not a
+/// relative one), beside the test and then from the workspace's top; for JavaScript and
+/// TypeScript, each `require('./X')` or `from './X'`, beside the test, with the
+/// extensions such a file has when the import leaves it out. Whether each exists is the
+/// caller's to ask.
+pub(super) fn tested_modules(text: &str, shown: &str) -> Vec<String> {
+    let (dir, name) = shown.rsplit_once('/').unwrap_or(("", shown));
+    let beside = |path: &str| match dir {
+        "" => path.to_owned(),
+        dir => format!("{dir}/{path}"),
+    };
+    let mut paths: Vec<String> = Vec::new();
+    let extension = name.rsplit_once('.').map_or("", |(_, e)| e);
+    for line in text.lines().map(str::trim) {
+        if extension == "py" {
+            let module = line
+                .strip_prefix("from ")
+                .and_then(|rest| rest.split_once(" import "))
+                .map(|(module, _)| module.trim())
+                .or_else(|| {
+                    line.strip_prefix("import ")
+                        .map(|rest| rest.split([',', ' ']).next().unwrap_or(""))
+                });
+            let Some(module) = module.filter(|m| !m.is_empty() && !m.starts_with('.')) else {
+                continue;
+            };
+            let file = format!("{}.py", module.replace('.', "/"));
+            paths.push(beside(&file));
+            paths.push(file);
+        } else if matches!(extension, "js" | "ts" | "mjs" | "cjs" | "jsx" | "tsx") {
+            for quote in ['\'', '"'] {
+                let opening = format!("{quote}./");
+                let Some(at) = line.find(opening.as_str()) else {
+                    continue;
+                };
+                if !(line.contains("require(") || line.starts_with("import ")) {
+                    continue;
+                }
+                let rest = &line[at + opening.len()..];
+                let Some((module, _)) = rest.split_once(quote) else {
+                    continue;
+                };
+                if module.rsplit('/').next().is_some_and(|m| m.contains('.')) {
+                    paths.push(beside(module));
+                } else {
+                    for ext in ["js", "ts", "mjs", "cjs", "jsx", "tsx"] {
+                        paths.push(beside(&format!("{module}.{ext}")));
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    paths
+}
+
 /// Whether `text`, the text of the file `shown`, imports that file itself (Python's
 /// `from pager import x` or `import pager` in `pager.py`; `require('./pager')` or
 /// `from './pager'` in `pager.js`).
@@ -383,6 +441,29 @@ mod tests {
             "t_test.py"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn the_modules_a_test_imports_are_what_it_checks() {
+        let python =
+            "import os\nfrom lists import first_n\nfrom .x import y\nimport app.core, sys\n";
+        assert_eq!(
+            tested_modules(python, "tests/test_lists.py"),
+            [
+                "tests/os.py",
+                "os.py",
+                "tests/lists.py",
+                "lists.py",
+                "tests/app/core.py",
+                "app/core.py"
+            ]
+        );
+        let js = "const { add } = require('./sum');\nimport x from \"./lib/util.js\";\n";
+        let found = tested_modules(js, "test.js");
+        assert_eq!(found[0], "sum.js");
+        assert!(found.contains(&"sum.ts".to_owned()));
+        assert_eq!(found.last().unwrap(), "lib/util.js");
+        assert!(tested_modules("from a import b\n", "notes.txt").is_empty());
     }
 
     #[test]

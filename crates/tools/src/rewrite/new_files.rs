@@ -25,6 +25,35 @@ const INTRODUCING: &[&str] = &[
     "make",
 ];
 
+/// Words that say what kind of new file comes next, between a word of [`INTRODUCING`]
+/// and the path ("a script count.py", "a new Python module utils.py").
+const DESCRIBING: &[&str] = &[
+    "script",
+    "module",
+    "program",
+    "page",
+    "config",
+    "helper",
+    "class",
+    "python",
+    "bash",
+    "shell",
+    "node",
+    "javascript",
+    "typescript",
+    "small",
+    "simple",
+    "short",
+    "empty",
+    "plain",
+    "text",
+    "json",
+    "yaml",
+    "markdown",
+    "html",
+    "css",
+];
+
 /// Words after which a path is the file a sentence moves.
 const MOVING: &[&str] = &["rename", "renames", "move", "moves", "mv", "file"];
 
@@ -74,13 +103,21 @@ fn file_like(word: &str) -> bool {
 pub(super) fn introduced_paths(prompt: &str) -> Vec<&str> {
     let tokens = tokens(prompt);
     let mut paths: Vec<&str> = Vec::new();
-    for (at, pair) in tokens.windows(2).enumerate() {
-        let (before, (token, _)) = (&pair[0].1, &pair[1]);
+    for (at, (token, _)) in tokens.iter().enumerate().skip(1) {
         let Some(path) = path_word(token).filter(|p| file_like(p)) else {
             continue;
         };
-        if INTRODUCING.contains(&before.as_str())
-            && !added_to_a_file(&tokens[at..])
+        let described = tokens[..at]
+            .iter()
+            .rev()
+            .take_while(|(_, word)| DESCRIBING.contains(&word.as_str()))
+            .count()
+            .min(2);
+        let Some(before) = at.checked_sub(described + 1) else {
+            continue;
+        };
+        if INTRODUCING.contains(&tokens[before].1.as_str())
+            && !added_to_a_file(&tokens[before..])
             && !paths.contains(&path)
         {
             paths.push(path);
@@ -272,6 +309,14 @@ mod tests {
         assert_eq!(
             introduced_paths("Add a test file tests/test_calc.py for add in calc.py."),
             vec!["tests/test_calc.py"]
+        );
+        assert_eq!(
+            introduced_paths("Add a .dockerignore file that excludes .git."),
+            vec![".dockerignore"]
+        );
+        assert_eq!(
+            introduced_paths("Create a script count.py, and a new Python module lib/u.py."),
+            vec!["count.py", "lib/u.py"]
         );
         assert_eq!(
             introduced_paths("Add a .dockerignore file that excludes .git."),

@@ -198,34 +198,13 @@ impl RewriteEdits {
         resolved: &std::path::Path,
         shown: &str,
     ) -> Option<String> {
-        const REACHING: &[&str] = &[
-            "all",
-            "every",
-            "everywhere",
-            "each",
-            "other",
-            "others",
-            "caller",
-            "callers",
-            "use",
-            "uses",
-            "usage",
-            "usages",
-            "used",
-            "reference",
-            "references",
-            "files",
-            "project",
-            "codebase",
-            "repo",
-            "repository",
-        ];
         // A failure's cause may be in a file the request does not name.
         const FAILING: &[&str] = &["exception", "traceback", "raises", "broken", "bug", "bugs"];
         let reaches = super::checks::tests_are_the_check(prompt)
+            || reaches_past_named_files(prompt)
             || crate::intent::lower_words(prompt).iter().any(|w| {
                 let w = w.as_str();
-                REACHING.contains(&w) || FAILING.contains(&w) || w.ends_with("error")
+                FAILING.contains(&w) || w.ends_with("error")
             });
         let state = self.state();
         if reaches || state.named.is_empty() || state.named.iter().any(|n| n == resolved) {
@@ -351,4 +330,36 @@ impl RewriteEdits {
         }
         None
     }
+}
+
+/// Words that take a request past the files it names ("… and update all callers",
+/// "everywhere it is used").
+const REACHING: &[&str] = &[
+    "all",
+    "every",
+    "everywhere",
+    "each",
+    "other",
+    "others",
+    "caller",
+    "callers",
+    "use",
+    "uses",
+    "usage",
+    "usages",
+    "used",
+    "reference",
+    "references",
+    "files",
+    "project",
+    "codebase",
+    "repo",
+    "repository",
+];
+
+/// Whether `prompt` reaches past the files it names (see [`REACHING`]).
+pub(super) fn reaches_past_named_files(prompt: &str) -> bool {
+    crate::intent::lower_words(prompt)
+        .iter()
+        .any(|w| REACHING.contains(&w.as_str()))
 }

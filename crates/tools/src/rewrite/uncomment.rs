@@ -28,20 +28,8 @@ pub(super) fn uncommented(prompt: &str, old: &str) -> Option<String> {
         .enumerate()
         .filter_map(|(at, line)| commented_code(line).map(|code| (at, code)))
         .collect();
-    let stems: Vec<String> = distinctive_words(prompt)
-        .iter()
-        .map(|w| w.to_lowercase())
-        .filter(|w| !w.starts_with("uncomment") && w != "line" && w != "lines")
-        .map(|w| w.chars().take(STEM).collect())
-        .filter(|w: &String| w.chars().count() == STEM)
-        .collect();
-    let score = |code: &str| {
-        let names = code.to_lowercase();
-        stems
-            .iter()
-            .filter(|stem| names.contains(stem.as_str()))
-            .count()
-    };
+    let stems = word_stems(prompt, &["uncomment", "line"]);
+    let score = |code: &str| stems_in(&stems, code);
     let best = candidates.iter().map(|(_, code)| score(code)).max()?;
     let chosen: Vec<&(usize, String)> = if best == 0 {
         // Nothing the words point to: only a file with one such line says which.
@@ -64,6 +52,28 @@ pub(super) fn uncommented(prompt: &str, old: &str) -> Option<String> {
         }
     }
     Some(text)
+}
+
+/// The first [`STEM`] letters, lower-case, of each of `prompt`'s own words
+/// ([`distinctive_words`]) that has that many and starts with none of `skip` (the words
+/// that ask for the change, not what it is about).
+pub(super) fn word_stems(prompt: &str, skip: &[&str]) -> Vec<String> {
+    distinctive_words(prompt)
+        .iter()
+        .map(|w| w.to_lowercase())
+        .filter(|w| !skip.iter().any(|s| w.starts_with(s)))
+        .map(|w| w.chars().take(STEM).collect())
+        .filter(|w: &String| w.chars().count() == STEM)
+        .collect()
+}
+
+/// How many of `stems` occur in `line`, ignoring case.
+pub(super) fn stems_in(stems: &[String], line: &str) -> usize {
+    let line = line.to_lowercase();
+    stems
+        .iter()
+        .filter(|stem| line.contains(stem.as_str()))
+        .count()
 }
 
 /// Whether `prompt` asks to uncomment something.

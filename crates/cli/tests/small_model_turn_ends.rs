@@ -1,0 +1,196 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `saki exec` on a small local model, at a turn's end and in its rewrites: a question
+//! about which files is searched even after one file was read, a script the request
+//! asks to run is run, a name renamed everywhere is renamed in every file, a removal of
+//! more than the request points to is narrowed, a change keeps the file's blank lines,
+//! "a script NAME" is a file to create, and the module a failing test imports is
+//! asked for when the turn changed nothing.
+
+mod common;
+
+use common::{edit_call, env_with, items, llamacpp, text_call};
+use saki_testkit::{MockServer, Turn};
+
+fn run(server: &MockServer, e: &common::Env, prompt: &str) -> Vec<serde_json::Value> {
+    common::exec_on_llamacpp(server, e, prompt)
+}
+
+fn file(e: &common::Env, name: &str) -> String {
+    std::fs::read_to_string(e.ws.join(name)).unwrap()
+}
+
+#[test]
+fn a_question_about_which_files_is_searched_after_one_file_was_read() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(text_call(
+        "read_file",
+        serde_json::json!({"path": "app/jobs.py"}),
+    )));
+    server.push(Turn::text("app/jobs.py"));
+    server.push(Turn::text("app/jobs.py and app/mail.py."));
+    let e = env_with(&[
+        ("app/jobs.py", "# TODO: retry\ndef run():\n    pass\n"),
+        ("app/mail.py", "def send():\n    pass  # TODO: smtp\n"),
+        ("app/models.py", "class User:\n    pass\n"),
+    ]);
+    let events = run(&server, &e, "Which files have TODO comments?");
+    let results = items(&events, "tool_result");
+    let grep = results
+        .iter()
+        .find(|r| r["name"] == "grep")
+        .expect("a search");
+    let output = grep["output"].as_str().unwrap();
+    assert!(
+        output.contains("app/jobs.py") && output.contains("app/mail.py"),
+        "{output}"
+    );
+    assert_eq!(
+        items(&events, "assistant_message").last().unwrap()["text"],
+        "app/jobs.py and app/mail.py."
+    );
+}
+
+#[test]
+fn a_script_the_request_asks_to_run_is_run_when_the_model_only_read_it() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(text_call(
+        "read_file",
+        serde_json::json!({"path": "checks.py"}),
+    )));
+    server.push(Turn::text("0 checks fail."));
+    server.push(Turn::text("1 check fails."));
+    let e = env_with(&[("checks.py", "print(3, 'passed,', 1, 'failed')\n")]);
+    let out = e.exec_llamacpp(
+        &server.openai_url(),
+        &["--json", "--approval", "yolo"],
+        "Run checks.py and tell me how many checks fail.",
+    );
+    let events = common::events(&out.stdout);
+    let calls = items(&events, "tool_call");
+    let shell = calls.iter().find(|c| c["name"] == "shell").expect("a run");
+    assert_eq!(shell["arguments"], r#"{"command":"python3 checks.py"}"#);
+    let results = items(&events, "tool_result");
+    let ran = results.iter().find(|r| r["name"] == "shell").unwrap();
+    assert!(
+        ran["output"]
+            .as_str()
+            .unwrap()
+            .contains("3 passed, 1 failed"),
+        "{ran}"
+    );
+}
+
+#[test]
+fn a_name_renamed_everywhere_is_renamed_in_each_file_that_uses_it() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call(
+        "config.py",
+        "MAX_USERS = 50",
+        "MAX_MEMBERS = 50",
+    )));
+    // The rewrite's answer for config.py.
+    server.push(Turn::text("```\nMAX_MEMBERS = 50\nTIMEOUT = 10\n```"));
+    server.push(Turn::text("Renamed."));
+    // After saki's edit of app.py.
+    server.push(Turn::text("Renamed in config.py and app.py."));
+    let e = env_with(&[
+        ("config.py", "MAX_USERS = 50\nTIMEOUT = 10\n"),
+        (
+            "app.py",
+            "from config import MAX_USERS\n\nprint(MAX_USERS, 'MAX_USERS_X')\n",
+        ),
+    ]);
+    run(&server, &e, "Rename MAX_USERS to MAX_MEMBERS everywhere.");
+    assert_eq!(file(&e, "config.py"), "MAX_MEMBERS = 50\nTIMEOUT = 10\n");
+    assert_eq!(
+        file(&e, "app.py"),
+        "from config import MAX_MEMBERS\n\nprint(MAX_MEMBERS, 'MAX_USERS_X')\n"
+    );
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn a_removal_of_more_than_the_request_points_to_is_narrowed() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call("main.py", "print('debug:', x)\n", "")));
+    // The rewrite drops the last print as well.
+    server.push(Turn::text("```python\nx = 41\nx += 1\n```"));
+    server.push(Turn::text("Removed the debug print."));
+    let e = env_with(&[("main.py", "x = 41\nprint('debug:', x)\nx += 1\nprint(x)\n")]);
+    run(&server, &e, "Remove the debug print from main.py.");
+    assert_eq!(file(&e, "main.py"), "x = 41\nx += 1\nprint(x)\n");
+}
+
+#[test]
+fn a_change_keeps_the_blank_lines_it_is_not_about() {
+    const CLIENT: &str = "import urllib.request\n\nBASE = 'http://localhost:5000'\n\n\ndef get(path):\n    return BASE + path\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call(
+        "client.py",
+        "http://localhost:5000",
+        "https://api.shop.com",
+    )));
+    server.push(Turn::text(
+        "```python\nimport urllib.request\n\nBASE = 'https://api.shop.com'\n\ndef get(path):\n    return BASE + path\n```",
+    ));
+    server.push(Turn::text("Changed."));
+    let e = env_with(&[("client.py", CLIENT)]);
+    run(
+        &server,
+        &e,
+        "Change the API URL to https://api.shop.com in client.py.",
+    );
+    assert_eq!(
+        file(&e, "client.py"),
+        CLIENT.replace("http://localhost:5000", "https://api.shop.com")
+    );
+}
+
+#[test]
+fn a_script_named_after_its_kind_is_created() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("You can count the lines with wc -l."));
+    // The turn's end asks for the new file's text.
+    server.push(Turn::text(
+        "```python\nprint(len(open('data.txt').readlines()))\n```",
+    ));
+    server.push(Turn::text("count.py prints the number of lines."));
+    let e = env_with(&[("data.txt", "a\nb\n")]);
+    run(
+        &server,
+        &e,
+        "Create a script count.py that prints the number of lines in data.txt.",
+    );
+    assert_eq!(
+        file(&e, "count.py"),
+        "print(len(open('data.txt').readlines()))\n"
+    );
+    assert_eq!(file(&e, "data.txt"), "a\nb\n");
+}
+
+#[test]
+fn the_module_a_failing_test_imports_is_rewritten_when_the_turn_changed_nothing() {
+    const TEST: &str =
+        "from lists import first_n\n\nassert first_n([1, 2, 3], 2) == [1, 2]\nprint('ok')\n";
+    let server = llamacpp(494_032_768);
+    // The model changes the test, which is the check: refused.
+    server.push(Turn::text(edit_call("test_lists.py", "2) ==", "1) ==")));
+    server.push(Turn::text("Fixed."));
+    // The turn's end asks for the module the test imports.
+    server.push(Turn::text(
+        "```python\ndef first_n(xs, n):\n    return xs[:n]\n```",
+    ));
+    server.push(Turn::text("first_n now returns n items."));
+    let e = env_with(&[
+        ("lists.py", "def first_n(xs, n):\n    return xs[:n - 1]\n"),
+        ("test_lists.py", TEST),
+    ]);
+    run(&server, &e, "python3 test_lists.py fails. Fix it.");
+    assert_eq!(file(&e, "test_lists.py"), TEST);
+    assert_eq!(
+        file(&e, "lists.py"),
+        "def first_n(xs, n):\n    return xs[:n]\n"
+    );
+    let asked = server.requests()[2].body["messages"].to_string();
+    assert!(asked.contains("xs[:n - 1]"), "{asked}");
+}
