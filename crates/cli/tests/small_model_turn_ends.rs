@@ -194,3 +194,67 @@ fn the_module_a_failing_test_imports_is_rewritten_when_the_turn_changed_nothing(
     let asked = server.requests()[2].body["messages"].to_string();
     assert!(asked.contains("xs[:n - 1]"), "{asked}");
 }
+
+const LISTS: &str = "def first_n(xs, n):\n    return xs[:n - 1]\n";
+const TEST_LISTS: &str =
+    "from lists import first_n\n\nassert first_n([1, 2, 3], 2) == [1, 2]\nprint('ok')\n";
+
+/// "python3 test_lists.py fails. Fix it." in yolo, the model answering in words only:
+/// the turn's events. `fresh` is the module's text written from the test.
+fn fixed_from_test(
+    fresh: &str,
+    last: &[&str],
+) -> (MockServer, common::Env, Vec<serde_json::Value>) {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("I cannot see the bug."));
+    // The module the test imports, asked for at the turn's end: back as it was.
+    server.push(Turn::text(format!("```python\n{LISTS}```")));
+    // Asked for anew from the test alone.
+    server.push(Turn::text(format!("```python\n{fresh}```")));
+    server.push(Turn::text("I rewrote lists.py."));
+    for answer in last {
+        server.push(Turn::text(*answer));
+    }
+    let e = env_with(&[("lists.py", LISTS), ("test_lists.py", TEST_LISTS)]);
+    let out = e.exec_llamacpp(
+        &server.openai_url(),
+        &["--json", "--approval", "yolo"],
+        "python3 test_lists.py fails. Fix it.",
+    );
+    let events = common::events(&out.stdout);
+    (server, e, events)
+}
+
+#[test]
+fn a_module_written_from_its_test_is_kept_when_the_test_then_passes() {
+    let fresh = "def first_n(lst, n):\n    return lst[:n]\n";
+    let (server, e, events) = fixed_from_test(fresh, &["It passes now."]);
+    assert_eq!(file(&e, "lists.py"), fresh);
+    assert_eq!(file(&e, "test_lists.py"), TEST_LISTS);
+    let asked = server.requests()[2].body["messages"].to_string();
+    assert!(
+        asked.contains("Write lists.py so that test_lists.py passes") && !asked.contains("n - 1"),
+        "{asked}"
+    );
+    let calls = items(&events, "tool_call");
+    let shell = calls
+        .iter()
+        .find(|c| c["name"] == "shell")
+        .expect("the test ran");
+    assert_eq!(shell["arguments"], r#"{"command":"python3 test_lists.py"}"#);
+    assert_eq!(server.requests().len(), 5);
+}
+
+#[test]
+fn a_module_written_from_its_test_is_put_back_when_the_test_still_fails() {
+    let wrong = "def first_n(lst, n):\n    return lst[:n + 1]\n";
+    let (server, e, events) = fixed_from_test(wrong, &["It fails.", "The fix was not found."]);
+    assert_eq!(file(&e, "lists.py"), LISTS);
+    let results = items(&events, "tool_result");
+    let ran = results.iter().find(|r| r["name"] == "shell").unwrap();
+    assert!(
+        ran["output"].as_str().unwrap().contains("AssertionError"),
+        "{ran}"
+    );
+    assert_eq!(server.requests().len(), 6);
+}

@@ -35,6 +35,7 @@
 mod answer;
 mod blank_lines;
 mod checks;
+mod from_test;
 mod new_files;
 mod own_files;
 mod placed_line;
@@ -97,6 +98,10 @@ struct TurnState {
     files_line: Option<String>,
     /// The files saki renamed the prompt's renamed name in, in this turn: each once.
     renamed: Vec<PathBuf>,
+    /// A module written from the test that checks the request, in this turn.
+    from_test: Option<from_test::FromTest>,
+    /// Whether such a module was asked for in this turn: once a turn.
+    from_test_tried: bool,
 }
 
 /// What came of asking for a file's new text in a turn.
@@ -654,6 +659,9 @@ impl Interceptor for RewriteEdits {
             });
         }
         if let Some(call) = self.rename_call(prompt).await {
+            return TurnEndAction::Call(call);
+        }
+        if let Some(call) = self.fix_from_test_call(prompt, turn, !changed.is_empty()).await {
             return TurnEndAction::Call(call);
         }
         TurnEndAction::Finish

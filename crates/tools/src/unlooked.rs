@@ -34,7 +34,7 @@
 //! rewrite answer for those).
 
 mod counted;
-mod ran;
+pub(crate) mod ran;
 
 use crate::intent::{
     asks_a_question, bare_word, current_turn, lower_words, path_word, read_intent,

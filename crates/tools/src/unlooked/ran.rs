@@ -63,7 +63,7 @@ pub(super) fn asked_to_run(prompt: &str) -> Option<Asked<'_>> {
 }
 
 /// The command that runs the script `path`.
-pub(super) fn script_command(path: &str) -> Option<String> {
+pub(crate) fn script_command(path: &str) -> Option<String> {
     let interpreter = interpreter(path)?;
     let quoted = if path
         .chars()
