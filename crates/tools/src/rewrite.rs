@@ -661,7 +661,10 @@ impl Interceptor for RewriteEdits {
         if let Some(call) = self.rename_call(prompt).await {
             return TurnEndAction::Call(call);
         }
-        if let Some(call) = self.fix_from_test_call(prompt, turn, !changed.is_empty()).await {
+        if let Some(call) = self
+            .fix_from_test_call(prompt, turn, !changed.is_empty())
+            .await
+        {
             return TurnEndAction::Call(call);
         }
         TurnEndAction::Finish

@@ -65,6 +65,13 @@ pub(super) fn asked_to_run(prompt: &str) -> Option<Asked<'_>> {
 /// The command that runs the script `path`.
 pub(crate) fn script_command(path: &str) -> Option<String> {
     let interpreter = interpreter(path)?;
+    // A path the interpreter would read as an option (`-c.py`) is given as `./-c.py`.
+    let path = if path.starts_with('-') {
+        format!("./{path}")
+    } else {
+        path.to_owned()
+    };
+    let path = path.as_str();
     let quoted = if path
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
@@ -125,6 +132,11 @@ mod tests {
             Some("python3 'a b.py'")
         );
         assert_eq!(script_command("src/x.js").as_deref(), Some("node src/x.js"));
+        assert_eq!(script_command("-c.py").as_deref(), Some("python3 ./-c.py"));
+        assert_eq!(
+            script_command("a';rm x.sh").as_deref(),
+            Some(r"sh 'a'\'';rm x.sh'")
+        );
     }
 
     #[test]
