@@ -615,17 +615,10 @@ impl Interceptor for RewriteEdits {
             .into_iter()
             .map(|word| (word.to_owned(), false))
             .collect();
-        let mut tested = Vec::new();
-        for (word, _) in &candidates {
-            if !(checked_by_tests && checks::is_test_file(word)) {
-                continue;
-            }
-            if let Some((path, resolved, text)) = self.file(word).await {
-                let shown = shown_path(&self.workspace, &resolved, &path);
-                tested.extend(checks::tested_modules(&text, &shown));
-            }
+        for test in self.named_tests(prompt).await {
+            let tested = checks::tested_modules(&test.text, &test.shown);
+            candidates.extend(tested.into_iter().map(|module| (module, true)));
         }
-        candidates.extend(tested.into_iter().map(|module| (module, true)));
         for (word, is_tested) in candidates {
             let Some((path, resolved, old)) = self.file(&word).await else {
                 continue;

@@ -214,15 +214,7 @@ impl UnlookedAnswer {
         if read_intent(prompt).change {
             return None;
         }
-        let ran = turn.iter().any(|item| match item {
-            Item::ToolResult {
-                name, status, ctx, ..
-            } => {
-                ctx.call_id.starts_with(OWN_CALL_PREFIX)
-                    || (name == "shell" && *status == ToolResultStatus::Success)
-            }
-            _ => false,
-        });
+        let ran = saki_or_model_made(turn, &["shell"]);
         if ran {
             return None;
         }
@@ -252,16 +244,7 @@ impl UnlookedAnswer {
         if !asks_a_question(prompt) || read_intent(prompt).change || !asks_which_files(prompt) {
             return None;
         }
-        let searched = turn.iter().any(|item| match item {
-            Item::ToolResult {
-                name, status, ctx, ..
-            } => {
-                ctx.call_id.starts_with(OWN_CALL_PREFIX)
-                    || (*status == ToolResultStatus::Success
-                        && matches!(name.as_str(), "grep" | "glob" | "shell"))
-            }
-            _ => false,
-        });
+        let searched = saki_or_model_made(turn, &["grep", "glob", "shell"]);
         if searched {
             return None;
         }
@@ -309,6 +292,20 @@ fn asks_where(prompt: &str) -> bool {
         || words.windows(2).any(|w| {
             matches!(w[0].as_str(), "which" | "what") && matches!(w[1].as_str(), "file" | "files")
         })
+}
+
+/// Whether `turn` holds a call saki made itself, or a call of one of `tools` that
+/// succeeded: what saki would do for the model is done.
+fn saki_or_model_made(turn: &[Item], tools: &[&str]) -> bool {
+    turn.iter().any(|item| match item {
+        Item::ToolResult {
+            name, status, ctx, ..
+        } => {
+            ctx.call_id.starts_with(OWN_CALL_PREFIX)
+                || (*status == ToolResultStatus::Success && tools.contains(&name.as_str()))
+        }
+        _ => false,
+    })
 }
 
 /// Whether `prompt` asks which files (more than one may be the answer).

@@ -92,7 +92,35 @@ pub(super) fn test_refusal(shown: &str) -> String {
     )
 }
 
+/// A test the prompt names as its check: the path as written, as shown, and its text.
+pub(super) struct NamedTest {
+    pub(super) written: String,
+    pub(super) shown: String,
+    pub(super) text: String,
+}
+
 impl RewriteEdits {
+    /// The tests `prompt` names that exist, when the request is checked by its tests.
+    pub(super) async fn named_tests(&self, prompt: &str) -> Vec<NamedTest> {
+        if !tests_are_the_check(prompt) {
+            return Vec::new();
+        }
+        let mut tests = Vec::new();
+        for word in super::named_files(prompt) {
+            if !is_test_file(word) {
+                continue;
+            }
+            if let Some((path, resolved, text)) = self.file(word).await {
+                tests.push(NamedTest {
+                    shown: shown_path(&self.workspace, &resolved, &path),
+                    written: word.to_owned(),
+                    text,
+                });
+            }
+        }
+        tests
+    }
+
     /// What becomes of the model's change `call` of a test in a turn checked by its
     /// tests: a function the change writes for the module it tests goes to that module,
     /// or else it is refused. `None`: not such a call.

@@ -21,10 +21,11 @@
 //!    module back as it was.
 
 use super::answer::{code_block, without_caption};
-use super::checks::{imports_itself, is_test_file, tested_modules, tests_are_the_check};
+use super::checks::{imports_itself, tested_modules};
 use super::py_imports::with_missing_imports;
-use super::{fenced_file, named_files, shown_path, RewriteEdits, Settled};
+use super::{fenced_file, shown_path, RewriteEdits, Settled};
 use crate::intent::bare_word;
+use crate::unlooked::ran::{quoted_path, script_command};
 use saki_llm_worker::interceptor::{OwnCall, OWN_CALL_PREFIX};
 use saki_llm_worker::{Item, ToolResultStatus};
 
@@ -69,18 +70,13 @@ impl RewriteEdits {
             Some(Phase::Done) => return None,
             None => {}
         }
-        if changed || self.state().from_test_tried || !tests_are_the_check(prompt) {
+        if changed || self.state().from_test_tried {
             return None;
         }
-        for word in named_files(prompt) {
-            if !is_test_file(word) {
-                continue;
-            }
-            let Some((written, test_resolved, test_text)) = self.file(word).await else {
-                continue;
-            };
-            let test = shown_path(&self.workspace, &test_resolved, &written);
-            let command = test_command(prompt, word, &test, &test_text)?;
+        for named in self.named_tests(prompt).await {
+            let test = named.shown;
+            let test_text = named.text;
+            let command = test_command(prompt, &named.written, &test, &test_text)?;
             for module in tested_modules(&test_text, &test) {
                 let Some((path, resolved, old)) = self.file(&module).await else {
                     continue;
@@ -194,8 +190,8 @@ fn test_command(prompt: &str, written: &str, test: &str, text: &str) -> Option<S
         .find(|w| bare_word(w[1]) == written)
         .map(|w| bare_word(w[0]).to_ascii_lowercase())
         .filter(|r| RUNNERS.contains(&r.as_str()));
-    let script = crate::unlooked::ran::script_command(test)?;
-    let path = script.split_once(' ').map_or(test, |(_, path)| path);
+    let script = script_command(test)?;
+    let path = quoted_path(test);
     if let Some(runner) = runner {
         return Some(format!("{runner} {path}"));
     }

@@ -64,23 +64,23 @@ pub(super) fn asked_to_run(prompt: &str) -> Option<Asked<'_>> {
 
 /// The command that runs the script `path`.
 pub(crate) fn script_command(path: &str) -> Option<String> {
-    let interpreter = interpreter(path)?;
-    // A path the interpreter would read as an option (`-c.py`) is given as `./-c.py`.
-    let path = if path.starts_with('-') {
-        format!("./{path}")
-    } else {
-        path.to_owned()
+    Some(format!("{} {}", interpreter(path)?, quoted_path(path)))
+}
+
+/// `path` as one word of a shell command: single-quoted unless it is plain, and never
+/// read as an option (`-c.py` is `./-c.py`).
+pub(crate) fn quoted_path(path: &str) -> String {
+    let path = match path.starts_with('-') {
+        true => format!("./{path}"),
+        false => path.to_owned(),
     };
-    let path = path.as_str();
-    let quoted = if path
+    let plain = path
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
-    {
-        path.to_owned()
-    } else {
-        format!("'{}'", path.replace('\'', r"'\''"))
-    };
-    Some(format!("{interpreter} {quoted}"))
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'));
+    match plain {
+        true => path,
+        false => format!("'{}'", path.replace('\'', r"'\''")),
+    }
 }
 
 fn interpreter(path: &str) -> Option<&'static str> {
