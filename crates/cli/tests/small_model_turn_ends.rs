@@ -4,7 +4,8 @@
 //! asks to run is run, a name renamed everywhere is renamed in every file, a removal of
 //! more than the request points to is narrowed, a change keeps the file's blank lines,
 //! "a script NAME" is a file to create, and the module a failing test imports is
-//! asked for when the turn changed nothing.
+//! asked for when the turn changed nothing, a word replaced is replaced keeping its
+//! capital, and a request for a directory's files is answered from its listing.
 
 mod common;
 
@@ -257,4 +258,61 @@ fn a_module_written_from_its_test_is_put_back_when_the_test_still_fails() {
         "{ran}"
     );
     assert_eq!(server.requests().len(), 6);
+}
+
+#[test]
+fn a_word_the_model_did_not_replace_is_replaced_keeping_its_capital() {
+    const NOTES: &str = "Teh meeting is at noon.\nBring teh slides.\n";
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(edit_call(
+        "notes.md",
+        "teh slides",
+        "teh slides",
+    )));
+    // The rewrite gives the file back unchanged.
+    server.push(Turn::text(format!("```\n{NOTES}```")));
+    server.push(Turn::text("Nothing to change."));
+    server.push(Turn::text("Replaced teh with the."));
+    let e = env_with(&[("notes.md", NOTES)]);
+    run(
+        &server,
+        &e,
+        "Replace teh with the in notes.md, keeping the capital at the start.",
+    );
+    assert_eq!(
+        file(&e, "notes.md"),
+        "The meeting is at noon.\nBring the slides.\n"
+    );
+}
+
+#[test]
+fn a_request_for_a_directorys_files_is_answered_from_its_listing() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(text_call(
+        "read_file",
+        serde_json::json!({"path": "src/a.py"}),
+    )));
+    server.push(Turn::text("src/a.py"));
+    server.push(Turn::text("a.py, b.py and c.js."));
+    let e = env_with(&[
+        ("src/a.py", "A = 1\n"),
+        ("src/b.py", "B = 2\n"),
+        ("src/c.js", "let c;\n"),
+        ("setup.py", "pass\n"),
+    ]);
+    let events = run(&server, &e, "What files are in src?");
+    let results = items(&events, "tool_result");
+    let listing = results
+        .iter()
+        .find(|r| r["name"] == "ls")
+        .expect("a listing");
+    let output = listing["output"].as_str().unwrap();
+    assert!(
+        ["a.py", "b.py", "c.js"].iter().all(|n| output.contains(n)) && !output.contains("setup"),
+        "{output}"
+    );
+    assert_eq!(
+        items(&events, "assistant_message").last().unwrap()["text"],
+        "a.py, b.py and c.js."
+    );
 }

@@ -1,4 +1,4 @@
-//! A name a request renames everywhere, done without the model.
+//! A name a request renames everywhere, or a word it replaces, done without the model.
 //!
 //! Asked "Rename MAX_USERS to MAX_MEMBERS everywhere.", Qwen2.5-Coder-0.5B changed
 //! `config.py`, which defines it, and left `app.py`, which imports it, failing to
@@ -9,7 +9,12 @@
 //! reaches past the files it names ("everywhere", "all uses"). A name that could be a
 //! word of prose or markup (`title`, `greet`) is renamed only in files of code: in
 //! `index.html`, `<title>` is a tag.
-
+//!
+//! Replacing a word is as mechanical: asked "Replace teh with the in notes.md, keeping
+//! the capital at the start.", the model gave the file back unchanged. "replace [every]
+//! X with|by Y" (each a word or a quoted phrase; an unquoted Y ends the sentence or comes
+//! before "in", "everywhere", …) is done the same way, in files of any kind; outside
+//! code, `Teh` becomes `The` and `TEH` becomes `THE` too.
 use super::own_files::reaches_past_named_files;
 use super::{shown_path, RewriteEdits};
 use crate::intent::bare_word;
@@ -25,7 +30,14 @@ impl RewriteEdits {
     /// it, among the files the request reaches (see the module's documentation); each
     /// file once a turn.
     pub(super) async fn rename_call(&self, prompt: &str) -> Option<OwnCall> {
-        let (from, to) = renamed_name(prompt)?;
+        let (from, to, words) = match renamed_name(prompt) {
+            Some((from, to)) => (from.to_owned(), to.to_owned(), false),
+            None => {
+                let (from, to) = replaced_words(prompt)?;
+                (from, to, true)
+            }
+        };
+        let (from, to) = (from.as_str(), to.as_str());
         let named: Vec<String> = {
             let state = self.state();
             let root = self.workspace.root();
@@ -47,7 +59,7 @@ impl RewriteEdits {
             paths.dedup();
             paths
         };
-        let any_file = written_as_code(from);
+        let any_file = words || written_as_code(from);
         for path in paths {
             if !(any_file || is_code_file(&path)) {
                 continue;
@@ -58,7 +70,11 @@ impl RewriteEdits {
             if self.state().renamed.contains(&resolved) {
                 continue;
             }
-            let Some(new) = renamed_text(&old, from, to) else {
+            let new = match words {
+                true => replaced_text(&old, from, to, !is_code_file(&path)),
+                false => renamed_text(&old, from, to),
+            };
+            let Some(new) = new else {
                 continue;
             };
             let shown = shown_path(&self.workspace, &resolved, &path);
@@ -68,8 +84,10 @@ impl RewriteEdits {
                 arguments: serde_json::json!({"path": path, "old_string": old, "new_string": new})
                     .to_string(),
                 note: format!(
-                    "[saki made this edit: the request renames {from} to {to}, and {shown} \
-                     still used {from}. Tell the person in one sentence what changed.]"
+                    "[saki made this edit: the request {verb} {from} {by} {to}, and {shown} \
+                     still had {from}. Tell the person in one sentence what changed.]",
+                    verb = if words { "replaces" } else { "renames" },
+                    by = if words { "with" } else { "to" },
                 ),
             });
         }
@@ -156,18 +174,57 @@ fn identifier(word: &str) -> Option<&str> {
 /// `text` with each whole-word `from` (not part of a longer name) replaced by `to`;
 /// nothing when it holds none.
 pub(super) fn renamed_text(text: &str, from: &str, to: &str) -> Option<String> {
-    if from.is_empty() {
-        return None;
+    replaced_whole(text, &[(from.to_owned(), to.to_owned())])
+}
+
+/// `text` with each whole-word `from` replaced by `to`; where `any_case` and `from` is
+/// lower-case, its capitalised and upper-case forms too, by `to` in the same form.
+fn replaced_text(text: &str, from: &str, to: &str, any_case: bool) -> Option<String> {
+    let mut pairs = vec![(from.to_owned(), to.to_owned())];
+    if any_case && from.chars().any(char::is_alphabetic) && from == from.to_lowercase() {
+        pairs.push((capitalised(from), capitalised(to)));
+        if from.chars().count() > 1 {
+            pairs.push((from.to_uppercase(), to.to_uppercase()));
+        }
+        pairs.dedup();
     }
+    replaced_whole(text, &pairs)
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// `text` with each whole occurrence of a pair's first text replaced by its second,
+/// the earliest first; nothing when none was. An occurrence is whole when no letter,
+/// digit or `_` continues a name across its edges.
+fn replaced_whole(text: &str, pairs: &[(String, String)]) -> Option<String> {
     let is_name_char = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut replaced = false;
-    while let Some(at) = rest.find(from) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + from.len()..].chars().next();
+    loop {
+        let next = pairs
+            .iter()
+            .filter(|(from, _)| !from.is_empty())
+            .filter_map(|(from, to)| rest.find(from.as_str()).map(|at| (at, from, to)))
+            .min_by_key(|(at, from, _)| (*at, usize::MAX - from.len()));
+        let Some((at, from, to)) = next else {
+            break;
+        };
+        let joins_before = from.starts_with(is_name_char)
+            && rest[..at].chars().next_back().is_some_and(is_name_char);
+        let joins_after = from.ends_with(is_name_char)
+            && rest[at + from.len()..]
+                .chars()
+                .next()
+                .is_some_and(is_name_char);
         out.push_str(&rest[..at]);
-        if before.is_some_and(is_name_char) || after.is_some_and(is_name_char) {
+        if joins_before || joins_after {
             out.push_str(from);
         } else {
             out.push_str(to);
@@ -177,6 +234,121 @@ pub(super) fn renamed_text(text: &str, from: &str, to: &str) -> Option<String> {
     }
     out.push_str(rest);
     replaced.then_some(out)
+}
+
+/// Words that ask for a replacement.
+const REPLACING: &[&str] = &["replace", "replaces"];
+
+/// Words that may come between that word and what is replaced ("replace every 'x'").
+const OCCURRENCES: &[&str] = &[
+    "every",
+    "all",
+    "each",
+    "any",
+    "the",
+    "occurrences",
+    "occurrence",
+    "instances",
+    "instance",
+    "of",
+    "word",
+    "words",
+    "string",
+    "text",
+    "mentions",
+    "uses",
+];
+
+/// Words after an unquoted replacement that show it is whole ("with the in notes.md").
+const AFTER_REPLACEMENT: &[&str] = &[
+    "in",
+    "everywhere",
+    "across",
+    "throughout",
+    "within",
+    "inside",
+    "on",
+    "and",
+    "keeping",
+    "but",
+    "for",
+    "so",
+    "please",
+    "of",
+    "at",
+    "too",
+];
+
+/// What `prompt` replaces and with what: "replace [every] X with|by Y" (see the
+/// module's documentation).
+pub(super) fn replaced_words(prompt: &str) -> Option<(String, String)> {
+    if !crate::intent::read_intent(prompt).change {
+        return None;
+    }
+    let mut offset = 0;
+    for word in prompt.split_inclusive(char::is_whitespace) {
+        offset += word.len();
+        if !REPLACING.contains(&bare_word(word.trim()).to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let mut rest = prompt[offset..].trim_start();
+        while let Some((first, after)) = split_word(rest) {
+            if !OCCURRENCES.contains(&first.to_ascii_lowercase().as_str()) {
+                break;
+            }
+            rest = after;
+        }
+        let (from, after, _) = phrase(rest)?;
+        let (by, after) = split_word(after)?;
+        if !matches!(by.to_ascii_lowercase().as_str(), "with" | "by") {
+            continue;
+        }
+        let (to, after, quoted) = phrase(after)?;
+        let whole = quoted
+            || after.is_empty()
+            || to_ends_a_sentence(rest, after)
+            || split_word(after).is_some_and(|(next, _)| {
+                AFTER_REPLACEMENT.contains(&next.to_ascii_lowercase().as_str())
+            });
+        if whole && from != to && !from.is_empty() && !to.is_empty() {
+            return Some((from.to_owned(), to.to_owned()));
+        }
+    }
+    None
+}
+
+/// Whether the text just before `after` in `all` closes a clause (`.`, `,`, `;`, `:`).
+fn to_ends_a_sentence(all: &str, after: &str) -> bool {
+    let before = &all[..all.len() - after.len()];
+    before.trim_end().ends_with(['.', ',', ';', ':', '!', '?'])
+}
+
+/// The first word of `text` (blanks around it dropped) and the text after it.
+fn split_word(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_start();
+    if text.is_empty() {
+        return None;
+    }
+    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    Some((&text[..end], text[end..].trim_start()))
+}
+
+/// A quoted phrase (`'…'`, `"…"`, `` `…` ``) or one word, without its quotes or closing
+/// marks, the text after it, and whether it was quoted.
+fn phrase(text: &str) -> Option<(&str, &str, bool)> {
+    let text = text.trim_start();
+    let quote = text.chars().next()?;
+    if matches!(quote, '\'' | '"' | '`') {
+        let inner = &text[1..];
+        let end = inner.find(quote)?;
+        return Some((
+            &inner[..end],
+            inner[end + 1..].trim_start_matches([',', '.', ';']),
+            true,
+        ));
+    }
+    let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
+    Some((bare_word(&text[..word_end]), &text[word_end..], false))
 }
 
 #[cfg(test)]
@@ -225,13 +397,63 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_word_replaced_with_another_is_read() {
+        let read = |prompt| replaced_words(prompt);
+        let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+        assert_eq!(
+            read("Replace teh with the in notes.md, keeping the capital at the start."),
+            pair("teh", "the")
+        );
+        assert_eq!(
+            read("In README.md, replace every 'colour' with 'color'."),
+            pair("colour", "color")
+        );
+        assert_eq!(
+            read("replace all occurrences of \"Hello world\" by \"Hi\" everywhere"),
+            pair("Hello world", "Hi")
+        );
+        assert_eq!(
+            read("Replace localhost with db.local."),
+            pair("localhost", "db.local")
+        );
+        for prompt in [
+            "Replace the print with a log call.",
+            "Replace the old greeting with Hi in hello.py",
+            "Replace x with x.",
+            "Replace it",
+            "How do I replace a with b?",
+        ] {
+            assert_eq!(read(prompt), None, "{prompt}");
+        }
+    }
+
+    #[test]
+    fn a_replaced_word_keeps_its_capital_outside_code() {
+        let text = "Teh meeting.\nBring teh slides, TEH end, tehx.\n";
+        assert_eq!(
+            replaced_text(text, "teh", "the", true).as_deref(),
+            Some("The meeting.\nBring the slides, THE end, tehx.\n")
+        );
+        assert_eq!(
+            replaced_text(text, "teh", "the", false).as_deref(),
+            Some("Teh meeting.\nBring the slides, TEH end, tehx.\n")
+        );
+        assert_eq!(
+            replaced_text("see .env here", ".env", ".env.example", true).as_deref(),
+            Some("see .env.example here")
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn any_text_is_renamed_without_a_panic(
-            prompt in "(rename |the |to |a_b |\\PC){0,12}",
+            prompt in "(rename |replace |with |\"|'|the |to |a_b |\\PC){0,12}",
             text in "(a_b|ab|_|é|\\PC){0,24}",
         ) {
             let _ = renamed_name(&prompt);
+            let _ = replaced_words(&prompt);
+            let _ = replaced_text(&text, "a_b", "c", true);
             let _ = renamed_text(&text, "a_b", "c");
         }
     }
