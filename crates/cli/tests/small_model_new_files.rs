@@ -239,3 +239,41 @@ fn a_file_the_request_names_and_asks_to_remove_as_it_is_deleted() {
     assert_eq!(file(&e, "old_helpers.py"), None);
     assert_eq!(file(&e, "helpers.py").as_deref(), Some("X = 1\n"));
 }
+
+#[test]
+fn a_file_renamed_in_a_sentence_that_also_names_a_part_of_another_is_renamed() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(common::edit_call(
+        "main.py",
+        "from helpers import shout",
+        "from utils import shout",
+    )));
+    // The whole new text of main.py, asked for in place of the edit.
+    server.push(Turn::text(
+        "```python\nfrom utils import shout\n\nprint(shout('hi'))\n```",
+    ));
+    server.push(Turn::text("Updated the import."));
+    server.push(Turn::text("Copied."));
+    server.push(Turn::text("helpers.py is now utils.py."));
+    let e = env_with(&[
+        ("helpers.py", "def shout(s):\n    return s.upper()\n"),
+        (
+            "main.py",
+            "from helpers import shout\n\nprint(shout('hi'))\n",
+        ),
+    ]);
+    run(
+        &server,
+        &e,
+        "Rename helpers.py to utils.py and update the import in main.py.",
+    );
+    assert_eq!(
+        file(&e, "utils.py").as_deref(),
+        Some("def shout(s):\n    return s.upper()\n")
+    );
+    assert_eq!(file(&e, "helpers.py"), None);
+    assert_eq!(
+        file(&e, "main.py").as_deref(),
+        Some("from utils import shout\n\nprint(shout('hi'))\n")
+    );
+}

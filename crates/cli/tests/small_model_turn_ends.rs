@@ -5,7 +5,8 @@
 //! more than the request points to is narrowed, a change keeps the file's blank lines,
 //! "a script NAME" is a file to create, and the module a failing test imports is
 //! asked for when the turn changed nothing, a word replaced is replaced keeping its
-//! capital, and a request for a directory's files is answered from its listing.
+//! capital, a request for a directory's files is answered from its listing, and one
+//! for how many files of a kind there are from a glob that counts them.
 
 mod common;
 
@@ -314,5 +315,34 @@ fn a_request_for_a_directorys_files_is_answered_from_its_listing() {
     assert_eq!(
         items(&events, "assistant_message").last().unwrap()["text"],
         "a.py, b.py and c.js."
+    );
+}
+
+#[test]
+fn a_question_about_how_many_files_of_a_kind_is_answered_from_a_glob_that_counts_them() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text(text_call(
+        "ls",
+        serde_json::json!({"path": "docs"}),
+    )));
+    server.push(Turn::text("3"));
+    server.push(Turn::text("2"));
+    let e = env_with(&[
+        ("docs/a.md", "# a\n"),
+        ("docs/b.md", "# b\n"),
+        ("docs/c.txt", "c\n"),
+        ("docs/img/d.md", "# d\n"),
+        ("x.md", "# x\n"),
+    ]);
+    let events = run(&server, &e, "How many markdown files are directly in docs?");
+    let results = items(&events, "tool_result");
+    let glob = results
+        .iter()
+        .find(|r| r["name"] == "glob")
+        .expect("a glob");
+    assert_eq!(glob["output"], "a.md\nb.md\n[2 files]");
+    assert_eq!(
+        items(&events, "assistant_message").last().unwrap()["text"],
+        "2"
     );
 }

@@ -290,6 +290,24 @@ fn without_paths(sentence: &str) -> String {
         .join(" ")
 }
 
+/// Whether a word of `sentence` that asks for something to go ([`REMOVAL_STEMS`]) has
+/// a path for its object, with at most `the`/`file` between ("delete the file tmp.log",
+/// "rename helpers.py to …").
+fn removes_a_named_file(sentence: &str) -> bool {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    words.iter().enumerate().any(|(at, word)| {
+        let verb = bare_word(word).to_lowercase();
+        let removes = REMOVAL_STEMS
+            .iter()
+            .any(|stem| !stem.contains(' ') && verb.starts_with(stem));
+        removes
+            && words[at + 1..]
+                .iter()
+                .find(|w| !matches!(bare_word(w), "the" | "file"))
+                .is_some_and(|object| path_word(object).is_some())
+    })
+}
+
 /// `word` as a path when it is written like one: with a `/`, or a dot inside or in front
 /// (`shapes.py`, `.env`), taken out of the quotes and closing marks around it
 /// (`` `shapes.py`? `` and `"calc.py".`).
@@ -344,6 +362,7 @@ pub fn read_intent(prompt: &str) -> Intent {
             continue;
         }
         let names_a_file = sentence.split_whitespace().any(|w| path_word(w).is_some());
+        let file_goes = removes_a_named_file(&sentence);
         // A file's name asks nothing: `changelog.md` is not "change", `setup.py` not "set".
         let sentence = without_paths(&without_asks_to_be_told(&without_embedded_questions(
             &sentence,
@@ -360,7 +379,9 @@ pub fn read_intent(prompt: &str) -> Intent {
         let reshapes = mentions(&sentence, REMOVAL_STEMS);
         intent.reshapes |= reshapes;
         // "Remove the DEBUG line" asks for a line to go, not the file.
-        intent.removal |= reshapes && !mentions(&sentence, PART_STEMS);
+        // … unless its verb's object is a file ("Rename helpers.py to utils.py and update
+        // the import in main.py.").
+        intent.removal |= reshapes && (file_goes || !mentions(&sentence, PART_STEMS));
         if asks_only_to_add(&sentence) {
             intent.additive = true;
         } else {

@@ -138,6 +138,9 @@ fn a_deletion_needs_words_that_ask_for_something_to_go() {
         "names, not parts"
     );
     assert!(intent("Remove the file called line_numbers.txt").removal);
+    // A file the verb has for its object goes, whatever part of another file follows.
+    assert!(intent("Rename helpers.py to utils.py and update the import in main.py.").removal);
+    assert!(intent("Delete the file old.log and the TODO line in notes.md").removal);
     // A removal asked in a question is still a question.
     assert!(!intent("Should I delete tmp.log?").removal);
 }

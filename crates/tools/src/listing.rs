@@ -238,7 +238,16 @@ impl Tool for Glob {
         let matcher = glob_matcher(&args.pattern)?;
         let found = self.0.fs().glob(&base, &matcher).await?;
         let empty = format!("no files match {}", args.pattern);
-        Ok(sorted_list(found, "files", "; narrow the pattern", empty))
+        let total = found.len();
+        let mut output = sorted_list(found, "files", "; narrow the pattern", empty);
+        // Ended on its count, as a search is: asked how many, a small model copies it.
+        if total > 0 {
+            output.content.push_str(&match total {
+                1 => "\n[1 file]".to_owned(),
+                n => format!("\n[{n} files]"),
+            });
+        }
+        Ok(output)
     }
 }
 

@@ -280,6 +280,12 @@ const FILE_ENDINGS: &[&str] = &[
     "bak", "orig", "tmp", "dockerfile",
 ];
 
+/// Whether `word` (lower-case, with or without its dot) is an ending of file names
+/// people name ([`FILE_ENDINGS`]).
+pub(crate) fn is_file_ending(word: &str) -> bool {
+    FILE_ENDINGS.contains(&word.trim_start_matches('.'))
+}
+
 /// Whether a word written like a path is a name in code instead (`Session.send`,
 /// `os.path.join`): no `/`, no leading dot, and its last part is a name, not a file's
 /// ending. Its words are then searched for: asked "What does Session.send do?", a small

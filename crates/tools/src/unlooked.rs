@@ -174,36 +174,54 @@ impl UnlookedAnswer {
 
     /// For a question that asks how many tests, functions, classes or TODO comments
     /// there are, once a turn: the search that counts them (`counted`), in the file or
-    /// directory the question names, else the whole workspace. Made whether or not the
-    /// model looked: it counts wrong what it has read.
+    /// directory the question names, else the whole workspace; for one that asks how
+    /// many files (of a kind) there are, the `glob` that finds them. Made whether or not
+    /// the model looked: it counts wrong what it has read.
     async fn count_call(&self, history: &[Item]) -> Option<OwnCall> {
         let (prompt, turn) = current_turn(history)?;
         if read_intent(prompt).change {
             return None;
         }
-        let (pattern, what) = counted::counted(prompt)?;
         let counted_already = turn.iter().any(|item| {
             matches!(item, Item::ToolResult { name, ctx, .. }
-                if name == "grep" && ctx.call_id.starts_with(OWN_CALL_PREFIX))
+                if (name == "grep" || name == "glob") && ctx.call_id.starts_with(OWN_CALL_PREFIX))
         });
         if counted_already {
             return None;
         }
-        let place = match self.named_file(prompt).await {
-            Some(file) => Some(file),
-            None => self.named_dir(prompt).await,
-        };
-        let mut arguments = serde_json::json!({ "pattern": pattern });
-        if let Some(place) = &place {
-            arguments["path"] = serde_json::Value::from(place.as_str());
+        if let Some((pattern, what)) = counted::counted(prompt) {
+            let place = match self.named_file(prompt).await {
+                Some(file) => Some(file),
+                None => self.named_dir(prompt).await,
+            };
+            let mut arguments = serde_json::json!({ "pattern": pattern });
+            if let Some(place) = &place {
+                arguments["path"] = serde_json::Value::from(place.as_str());
+            }
+            let searched = place.as_deref().unwrap_or("the workspace");
+            return Some(OwnCall {
+                name: "grep".into(),
+                arguments: arguments.to_string(),
+                note: format!(
+                    "[saki searched {searched} for {what}; the result's last line counts \
+                     them. Answer from that count: {}]",
+                    prompt.trim()
+                ),
+            });
         }
-        let searched = place.as_deref().unwrap_or("the workspace");
+        let pattern = counted::counted_files(prompt)?;
+        let dir = self.named_dir(prompt).await;
+        let mut arguments = serde_json::json!({ "pattern": pattern });
+        if let Some(dir) = &dir {
+            arguments["path"] = serde_json::Value::from(dir.as_str());
+        }
+        let searched = dir.as_deref().unwrap_or("the workspace");
         Some(OwnCall {
-            name: "grep".into(),
+            name: "glob".into(),
             arguments: arguments.to_string(),
             note: format!(
-                "[saki searched {searched} for {what}; the result's last line counts \
-                 them. Answer from that count: {}]",
+                "[saki listed the files matching {pattern} in {searched}; the result's last \
+                 line counts them. Answer from that count: {}]",
                 prompt.trim()
             ),
         })

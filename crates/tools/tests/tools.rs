@@ -287,7 +287,7 @@ async fn ls_glob_and_grep_respect_gitignore() {
     let ls = f.call("ls", json!({})).await.unwrap();
     assert!(ls.contains("src/") && ls.contains("target/"), "{ls}");
     let glob = f.call("glob", json!({"pattern": "**/*.rs"})).await.unwrap();
-    assert_eq!(glob, "src/lib.rs\nsrc/main.rs");
+    assert_eq!(glob, "src/lib.rs\nsrc/main.rs\n[2 files]");
     let grep = f.call("grep", json!({"pattern": "fn main"})).await.unwrap();
     assert_eq!(
         grep,

@@ -4,6 +4,10 @@
 //! Asked "How many tests are in test_math.py?", Qwen2.5-Coder-0.5B read the file's three
 //! tests and answered 2; asked for functions, it answered 2 for 3. A search for the lines
 //! that define them ends on a count (`[3 matching lines in 1 file]`) the model copies.
+//!
+//! Asked "How many markdown files are directly in docs?", it listed `docs` and fed the
+//! listing back as a path until the turn stopped. Files of a kind are counted by a
+//! `glob` (`*.md`, `**/*.py`), whose result ends on its count as well.
 
 /// A line that defines a function, in the languages a workspace most often holds
 /// (Python, JavaScript and TypeScript, Go, Rust).
@@ -50,6 +54,53 @@ pub(super) fn counted(prompt: &str) -> Option<(&'static str, &'static str)> {
         })
 }
 
+/// Words that name a kind of file, and the endings of its files.
+const KINDS: &[(&str, &[&str])] = &[
+    ("python", &["py"]),
+    ("markdown", &["md", "markdown"]),
+    ("javascript", &["js", "mjs", "cjs"]),
+    ("typescript", &["ts", "tsx"]),
+    ("rust", &["rs"]),
+    ("go", &["go"]),
+    ("java", &["java"]),
+    ("ruby", &["rb"]),
+    ("shell", &["sh"]),
+    ("text", &["txt"]),
+    ("yaml", &["yaml", "yml"]),
+    ("html", &["html", "htm"]),
+    ("image", &["png", "jpg", "jpeg", "gif", "svg", "webp"]),
+];
+
+/// Words that keep a count to the directory itself, not the ones under it.
+const DIRECTLY: &[&str] = &["directly", "top", "immediately"];
+
+/// The `glob` pattern that finds the files `prompt` asks how many of ("How many Python
+/// files does this project have?" → `**/*.py`), when it asks that: the noun `files`
+/// within three words of "how many", with a kind ([`KINDS`]) or an ending (`.md`, `csv`)
+/// between or none; `*.…` instead of `**/*.…` for files "directly" in a place.
+pub(super) fn counted_files(prompt: &str) -> Option<String> {
+    let words = crate::intent::lower_words(prompt);
+    let at = words.windows(2).position(|w| w == ["how", "many"])?;
+    let noun = words[at + 2..].iter().take(3).position(|w| w == "files")?;
+    let endings: Vec<&str> = words[at + 2..at + 2 + noun]
+        .iter()
+        .find_map(|word| match KINDS.iter().find(|(kind, _)| kind == word) {
+            Some((_, endings)) => Some(endings.to_vec()),
+            None => crate::mentions::is_file_ending(word).then(|| vec![word.as_str()]),
+        })
+        .unwrap_or_default();
+    let names = match endings.as_slice() {
+        [] => "*".to_owned(),
+        [one] => format!("*.{one}"),
+        many => format!("*.{{{}}}", many.join(",")),
+    };
+    let directly = words.iter().any(|w| DIRECTLY.contains(&w.as_str()));
+    Some(match directly {
+        true => names,
+        false => format!("**/{names}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +135,29 @@ mod tests {
             "How many tests fail?",
         ] {
             assert_eq!(counted(prompt), None, "{prompt}");
+        }
+    }
+
+    #[test]
+    fn questions_that_ask_how_many_files_are_globbed_by_their_kind() {
+        for (prompt, pattern) in [
+            ("How many Python files does this project have?", "**/*.py"),
+            (
+                "How many markdown files are directly in docs?",
+                "*.{md,markdown}",
+            ),
+            ("how many .json files are there in config?", "**/*.json"),
+            ("How many files are in src?", "**/*"),
+            ("How many yaml files?", "**/*.{yaml,yml}"),
+        ] {
+            assert_eq!(counted_files(prompt).as_deref(), Some(pattern), "{prompt}");
+        }
+        for prompt in [
+            "How many lines does main.py have?",
+            "How many tests are in the files of src?",
+            "Which files are Python files?",
+        ] {
+            assert_eq!(counted_files(prompt), None, "{prompt}");
         }
     }
 
