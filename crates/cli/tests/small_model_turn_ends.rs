@@ -6,7 +6,8 @@
 //! "a script NAME" is a file to create, and the module a failing test imports is
 //! asked for when the turn changed nothing, a word replaced is replaced keeping its
 //! capital, a request for a directory's files is answered from its listing, and one
-//! for how many files of a kind there are from a glob that counts them.
+//! for how many files of a kind there are from a glob that counts them; a request to
+//! ignore something in git changes the .gitignore.
 
 mod common;
 
@@ -345,4 +346,17 @@ fn a_question_about_how_many_files_of_a_kind_is_answered_from_a_glob_that_counts
         items(&events, "assistant_message").last().unwrap()["text"],
         "2"
     );
+}
+
+#[test]
+fn a_request_to_ignore_something_in_git_changes_the_gitignore() {
+    let server = llamacpp(494_032_768);
+    server.push(Turn::text("Run `git rm -r dist` to stop tracking it."));
+    // The whole new text of .gitignore, asked for at the turn's end.
+    server.push(Turn::text("```\nnode_modules/\ndist/\n```"));
+    server.push(Turn::text("dist/ is ignored now."));
+    let e = env_with(&[(".gitignore", "node_modules/\n"), ("index.js", "1;\n")]);
+    run(&server, &e, "Ignore the dist folder in git.");
+    assert_eq!(file(&e, ".gitignore"), "node_modules/\ndist/\n");
+    assert_eq!(file(&e, "index.js"), "1;\n");
 }

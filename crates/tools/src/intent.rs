@@ -290,6 +290,24 @@ fn without_paths(sentence: &str) -> String {
         .join(" ")
 }
 
+/// The ignore file a request to ignore something in git or docker means ("Ignore the
+/// dist folder in git." is a change of `.gitignore`), when some sentence that is not a
+/// question asks that.
+pub(crate) fn ignore_file(prompt: &str) -> Option<&'static str> {
+    sentences(prompt).iter().find_map(|sentence| {
+        if is_question(sentence) || !mentions(sentence, &["ignor"]) {
+            return None;
+        }
+        let words = lower_words(sentence);
+        let has = |word: &str| words.iter().any(|w| w == word);
+        match () {
+            _ if has("git") => Some(".gitignore"),
+            _ if has("docker") => Some(".dockerignore"),
+            _ => None,
+        }
+    })
+}
+
 /// Whether a word of `sentence` that asks for something to go ([`REMOVAL_STEMS`]) has
 /// a path for its object, with at most `the`/`file` between ("delete the file tmp.log",
 /// "rename helpers.py to …").
@@ -367,7 +385,7 @@ pub fn read_intent(prompt: &str) -> Intent {
         let sentence = without_paths(&without_asks_to_be_told(&without_embedded_questions(
             &sentence,
         )));
-        if !mentions(&sentence, CHANGE_STEMS) {
+        if !mentions(&sentence, CHANGE_STEMS) && ignore_file(&sentence).is_none() {
             if names_a_file && !questions && !mentions(&sentence, LOOKING_STEMS) {
                 intent.change = true;
                 other_change = true;

@@ -138,6 +138,18 @@ fn a_deletion_needs_words_that_ask_for_something_to_go() {
         "names, not parts"
     );
     assert!(intent("Remove the file called line_numbers.txt").removal);
+    // Ignoring something in git changes .gitignore.
+    assert!(intent("Ignore the dist folder in git.").change);
+    assert_eq!(
+        ignore_file("Make git ignore *.log files"),
+        Some(".gitignore")
+    );
+    assert_eq!(
+        ignore_file("Ignore node_modules in the docker build."),
+        Some(".dockerignore")
+    );
+    assert_eq!(ignore_file("Why does git ignore build?"), None);
+    assert!(!intent("Ignore the warnings.").change);
     // A file the verb has for its object goes, whatever part of another file follows.
     assert!(intent("Rename helpers.py to utils.py and update the import in main.py.").removal);
     assert!(intent("Delete the file old.log and the TODO line in notes.md").removal);

@@ -666,7 +666,8 @@ impl Interceptor for RewriteEdits {
 
 /// The words of `prompt` that may name files, each once: those written as paths
 /// (`deploy.yaml`, `src/app.py`), and names with no dot that are often files' whole
-/// names (`VERSION`, `Makefile`, `Dockerfile`), read as files only where they exist.
+/// names (`VERSION`, `Makefile`, `Dockerfile`), read as files only where they exist;
+/// and the ignore file a request to ignore something in git or docker means.
 fn named_files(prompt: &str) -> Vec<&str> {
     let mut words: Vec<&str> = Vec::new();
     for word in prompt.split_whitespace() {
@@ -681,6 +682,11 @@ fn named_files(prompt: &str) -> Vec<&str> {
         });
         if let Some(named) = named.filter(|w| !words.contains(w)) {
             words.push(named);
+        }
+    }
+    if let Some(file) = crate::intent::ignore_file(prompt) {
+        if !words.contains(&file) {
+            words.push(file);
         }
     }
     words
