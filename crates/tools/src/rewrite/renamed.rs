@@ -13,8 +13,10 @@
 //! Replacing a word is as mechanical: asked "Replace teh with the in notes.md, keeping
 //! the capital at the start.", the model gave the file back unchanged. "replace [every]
 //! X with|by Y" (each a word or a quoted phrase; an unquoted Y ends the sentence or comes
-//! before "in", "everywhere", …) is done the same way, in files of any kind; outside
-//! code, `Teh` becomes `The` and `TEH` becomes `THE` too.
+//! before "in", "everywhere", …) is done the same way: in prose, markup and data files,
+//! where `Teh` becomes `The` and `TEH` becomes `THE` too; in files of code only when
+//! both are quoted, names of code or numbers ("Replace the print with logging" asks for
+//! calls rewritten, and `logging(x)` would not run).
 use super::own_files::reaches_past_named_files;
 use super::{shown_path, RewriteEdits};
 use crate::intent::bare_word;
@@ -30,11 +32,13 @@ impl RewriteEdits {
     /// it, among the files the request reaches (see the module's documentation); each
     /// file once a turn.
     pub(super) async fn rename_call(&self, prompt: &str) -> Option<OwnCall> {
-        let (from, to, words) = match renamed_name(prompt) {
-            Some((from, to)) => (from.to_owned(), to.to_owned(), false),
+        // For a replacement, whether it is fit for code too (see `fit_for_code`).
+        let (from, to, words, in_code) = match renamed_name(prompt) {
+            Some((from, to)) => (from.to_owned(), to.to_owned(), false, false),
             None => {
-                let (from, to) = replaced_words(prompt)?;
-                (from, to, true)
+                let (from, to, quoted) = replaced_words(prompt)?;
+                let in_code = fit_for_code(&from, &to, quoted);
+                (from, to, true, in_code)
             }
         };
         let (from, to) = (from.as_str(), to.as_str());
@@ -59,9 +63,13 @@ impl RewriteEdits {
             paths.dedup();
             paths
         };
-        let any_file = words || written_as_code(from);
+        let any_file = written_as_code(from);
         for path in paths {
-            if !(any_file || is_code_file(&path)) {
+            let fits = match words {
+                true => in_code || !is_code_file(&path),
+                false => any_file || is_code_file(&path),
+            };
+            if !fits {
                 continue;
             }
             let Some((path, resolved, old)) = self.file(&path).await else {
@@ -281,7 +289,16 @@ const AFTER_REPLACEMENT: &[&str] = &[
 
 /// What `prompt` replaces and with what: "replace [every] X with|by Y" (see the
 /// module's documentation).
-pub(super) fn replaced_words(prompt: &str) -> Option<(String, String)> {
+/// Whether a replacement of `from` by `to` may be made in files of code too: both
+/// quoted in the request, both names written as code, or both numbers. "Replace the
+/// print with logging" names a rewrite of the calls, not a word to swap: `logging(x)`
+/// would not run.
+fn fit_for_code(from: &str, to: &str, quoted: bool) -> bool {
+    let number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit() || c == '.');
+    quoted || (written_as_code(from) && written_as_code(to)) || (number(from) && number(to))
+}
+
+pub(super) fn replaced_words(prompt: &str) -> Option<(String, String, bool)> {
     if !crate::intent::read_intent(prompt).change {
         return None;
     }
@@ -298,7 +315,7 @@ pub(super) fn replaced_words(prompt: &str) -> Option<(String, String)> {
             }
             rest = after;
         }
-        let (from, after, _) = phrase(rest)?;
+        let (from, after, from_quoted) = phrase(rest)?;
         let (by, after) = split_word(after)?;
         if !matches!(by.to_ascii_lowercase().as_str(), "with" | "by") {
             continue;
@@ -311,7 +328,7 @@ pub(super) fn replaced_words(prompt: &str) -> Option<(String, String)> {
                 AFTER_REPLACEMENT.contains(&next.to_ascii_lowercase().as_str())
             });
         if whole && from != to && !from.is_empty() && !to.is_empty() {
-            return Some((from.to_owned(), to.to_owned()));
+            return Some((from.to_owned(), to.to_owned(), from_quoted && quoted));
         }
     }
     None
@@ -399,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_word_replaced_with_another_is_read() {
-        let read = |prompt| replaced_words(prompt);
+        let read = |prompt| replaced_words(prompt).map(|(from, to, _)| (from, to));
         let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
         assert_eq!(
             read("Replace teh with the in notes.md, keeping the capital at the start."),
@@ -426,6 +443,19 @@ mod tests {
         ] {
             assert_eq!(read(prompt), None, "{prompt}");
         }
+    }
+
+    #[test]
+    fn only_quoted_words_names_of_code_or_numbers_are_replaced_in_code() {
+        let fit = |prompt| {
+            let (from, to, quoted) = replaced_words(prompt).unwrap();
+            fit_for_code(&from, &to, quoted)
+        };
+        assert!(fit("Replace 'print' with 'log' in main.py."));
+        assert!(fit("Replace MAX_USERS with MAX_MEMBERS."));
+        assert!(fit("Replace 8080 with 9090 in server.py"));
+        assert!(!fit("Replace print with logging in main.py."));
+        assert!(!fit("Replace teh with the in notes.md."));
     }
 
     #[test]
