@@ -209,10 +209,10 @@ async fn run_case(initial: Tree, ops: Vec<Op>, mode: ApprovalMode, apply: bool) 
                     .map(String::as_str)
                     .filter(|p| matches(p))
                     .collect();
-                let expected = if found.is_empty() {
-                    format!("no files match {pattern}")
-                } else {
-                    found.join("\n")
+                let expected = match found.len() {
+                    0 => format!("no files match {pattern}"),
+                    1 => format!("{}\n[1 file]", found[0]),
+                    n => format!("{}\n[{n} files]", found.join("\n")),
                 };
                 assert_eq!(result.unwrap(), expected, "glob {pattern}");
             }

@@ -123,14 +123,14 @@ async fn glob_adds_new_files_as_the_walker_would() {
     f.write("build.log", "");
     assert_eq!(
         run(&glob, json!({"pattern": "**/*.rs"})).await.unwrap(),
-        ".github/x.rs\nsrc/.secret.rs\nsrc/app.rs\nsrc/deep/mod.rs\nsrc/extra.rs\nsrc/lib.rs",
+        ".github/x.rs\nsrc/.secret.rs\nsrc/app.rs\nsrc/deep/mod.rs\nsrc/extra.rs\nsrc/lib.rs\n[6 files]",
         "dotfiles as the walker sees them, not stores"
     );
     assert_eq!(
         run(&glob, json!({"pattern": "*.rs", "path": "src"}))
             .await
             .unwrap(),
-        ".secret.rs\napp.rs\nextra.rs\nlib.rs"
+        ".secret.rs\napp.rs\nextra.rs\nlib.rs\n[4 files]"
     );
     assert_eq!(
         run(&glob, json!({"pattern": "*.log"})).await.unwrap(),
@@ -141,7 +141,7 @@ async fn glob_adds_new_files_as_the_walker_would() {
         run(&glob, json!({"pattern": "*", "path": "src/deep"}))
             .await
             .unwrap(),
-        "mod.rs",
+        "mod.rs\n[1 file]",
         "a directory only the overlay has"
     );
     assert!(run(&glob, json!({"pattern": "*", "path": "missing"}))
@@ -167,7 +167,7 @@ async fn an_ignore_file_written_by_the_speculation_counts() {
     f.write("keep/.ignore", "!a.txt\n");
     assert_eq!(
         run(&glob, json!({"pattern": "**/*.txt"})).await.unwrap(),
-        "keep/a.txt"
+        "keep/a.txt\n[1 file]"
     );
 }
 
@@ -253,7 +253,7 @@ async fn other_roots_use_the_real_tools() {
         run(&glob, json!({"pattern": "*.txt", "path": path}))
             .await
             .unwrap(),
-        "o.txt"
+        "o.txt\n[1 file]"
     );
     let grep = tool(&overlay, "grep");
     let out = run(&grep, json!({"pattern": "needle", "path": path}))
@@ -300,7 +300,7 @@ async fn a_deletion_by_a_command_is_gone_for_the_tools_and_applied_on_accept() {
     let glob = tool(&f.overlay, "glob");
     assert_eq!(
         run(&glob, json!({"pattern": "**/*.rs"})).await.unwrap(),
-        "src/app.rs"
+        "src/app.rs\n[1 file]"
     );
     // Written again by a tool, it is the speculation's new file.
     let write = tool(&f.overlay, "write_file");
