@@ -22,6 +22,23 @@ fn file(e: &common::Env, name: &str) -> String {
     std::fs::read_to_string(e.ws.join(name)).unwrap()
 }
 
+/// The output of the first call of `tool` in `events`.
+fn output_of<'a>(events: &'a [serde_json::Value], tool: &str) -> &'a str {
+    let results = items(events, "tool_result");
+    let result = results
+        .iter()
+        .find(|r| r["name"] == tool)
+        .unwrap_or_else(|| panic!("no {tool} call"));
+    result["output"].as_str().unwrap()
+}
+
+/// The turn's last answer.
+fn last_answer(events: &[serde_json::Value]) -> &str {
+    items(events, "assistant_message").last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+}
+
 #[test]
 fn a_question_about_which_files_is_searched_after_one_file_was_read() {
     let server = llamacpp(494_032_768);
@@ -37,20 +54,12 @@ fn a_question_about_which_files_is_searched_after_one_file_was_read() {
         ("app/models.py", "class User:\n    pass\n"),
     ]);
     let events = run(&server, &e, "Which files have TODO comments?");
-    let results = items(&events, "tool_result");
-    let grep = results
-        .iter()
-        .find(|r| r["name"] == "grep")
-        .expect("a search");
-    let output = grep["output"].as_str().unwrap();
+    let output = output_of(&events, "grep");
     assert!(
         output.contains("app/jobs.py") && output.contains("app/mail.py"),
         "{output}"
     );
-    assert_eq!(
-        items(&events, "assistant_message").last().unwrap()["text"],
-        "app/jobs.py and app/mail.py."
-    );
+    assert_eq!(last_answer(&events), "app/jobs.py and app/mail.py.");
 }
 
 #[test]
@@ -303,20 +312,12 @@ fn a_request_for_a_directorys_files_is_answered_from_its_listing() {
         ("setup.py", "pass\n"),
     ]);
     let events = run(&server, &e, "What files are in src?");
-    let results = items(&events, "tool_result");
-    let listing = results
-        .iter()
-        .find(|r| r["name"] == "ls")
-        .expect("a listing");
-    let output = listing["output"].as_str().unwrap();
+    let output = output_of(&events, "ls");
     assert!(
         ["a.py", "b.py", "c.js"].iter().all(|n| output.contains(n)) && !output.contains("setup"),
         "{output}"
     );
-    assert_eq!(
-        items(&events, "assistant_message").last().unwrap()["text"],
-        "a.py, b.py and c.js."
-    );
+    assert_eq!(last_answer(&events), "a.py, b.py and c.js.");
 }
 
 #[test]
@@ -336,16 +337,8 @@ fn a_question_about_how_many_files_of_a_kind_is_answered_from_a_glob_that_counts
         ("x.md", "# x\n"),
     ]);
     let events = run(&server, &e, "How many markdown files are directly in docs?");
-    let results = items(&events, "tool_result");
-    let glob = results
-        .iter()
-        .find(|r| r["name"] == "glob")
-        .expect("a glob");
-    assert_eq!(glob["output"], "a.md\nb.md\n[2 files]");
-    assert_eq!(
-        items(&events, "assistant_message").last().unwrap()["text"],
-        "2"
-    );
+    assert_eq!(output_of(&events, "glob"), "a.md\nb.md\n[2 files]");
+    assert_eq!(last_answer(&events), "2");
 }
 
 #[test]

@@ -299,11 +299,12 @@ pub(crate) fn ignore_file(prompt: &str) -> Option<&'static str> {
             return None;
         }
         let words = lower_words(sentence);
-        let has = |word: &str| words.iter().any(|w| w == word);
-        match () {
-            _ if has("git") => Some(".gitignore"),
-            _ if has("docker") => Some(".dockerignore"),
-            _ => None,
+        if words.iter().any(|w| w == "git") {
+            Some(".gitignore")
+        } else if words.iter().any(|w| w == "docker") {
+            Some(".dockerignore")
+        } else {
+            None
         }
     })
 }

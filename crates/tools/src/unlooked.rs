@@ -189,39 +189,35 @@ impl UnlookedAnswer {
         if counted_already {
             return None;
         }
-        if let Some((pattern, what)) = counted::counted(prompt) {
-            let place = match self.named_file(prompt).await {
-                Some(file) => Some(file),
-                None => self.named_dir(prompt).await,
-            };
-            let mut arguments = serde_json::json!({ "pattern": pattern });
-            if let Some(place) = &place {
-                arguments["path"] = serde_json::Value::from(place.as_str());
-            }
-            let searched = place.as_deref().unwrap_or("the workspace");
-            return Some(OwnCall {
-                name: "grep".into(),
-                arguments: arguments.to_string(),
-                note: format!(
-                    "[saki searched {searched} for {what}; the result's last line counts \
-                     them. Answer from that count: {}]",
-                    prompt.trim()
-                ),
-            });
-        }
-        let pattern = counted::counted_files(prompt)?;
-        let dir = self.named_dir(prompt).await;
+        let counted = counted::counted(prompt);
+        let (tool, pattern) = match counted {
+            Some((pattern, _)) => ("grep", pattern.to_owned()),
+            None => ("glob", counted::counted_files(prompt)?),
+        };
+        // Definitions are counted in a file too; files only in a directory.
+        let named_file = match counted {
+            Some(_) => self.named_file(prompt).await,
+            None => None,
+        };
+        let place = match named_file {
+            Some(file) => Some(file),
+            None => self.named_dir(prompt).await,
+        };
         let mut arguments = serde_json::json!({ "pattern": pattern });
-        if let Some(dir) = &dir {
-            arguments["path"] = serde_json::Value::from(dir.as_str());
+        if let Some(place) = &place {
+            arguments["path"] = serde_json::Value::from(place.as_str());
         }
-        let searched = dir.as_deref().unwrap_or("the workspace");
+        let searched = place.as_deref().unwrap_or("the workspace");
+        let found = match counted {
+            Some((_, what)) => format!("searched {searched} for {what}"),
+            None => format!("listed the files matching {pattern} in {searched}"),
+        };
         Some(OwnCall {
-            name: "glob".into(),
+            name: tool.into(),
             arguments: arguments.to_string(),
             note: format!(
-                "[saki listed the files matching {pattern} in {searched}; the result's last \
-                 line counts them. Answer from that count: {}]",
+                "[saki {found}; the result's last line counts them. Answer from that count: \
+                 {}]",
                 prompt.trim()
             ),
         })

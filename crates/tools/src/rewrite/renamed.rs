@@ -32,13 +32,12 @@ impl RewriteEdits {
     /// it, among the files the request reaches (see the module's documentation); each
     /// file once a turn.
     pub(super) async fn rename_call(&self, prompt: &str) -> Option<OwnCall> {
-        // For a replacement, whether it is fit for code too (see `fit_for_code`).
-        let (from, to, words, in_code) = match renamed_name(prompt) {
-            Some((from, to)) => (from.to_owned(), to.to_owned(), false, false),
+        let (from, to, swap) = match renamed_name(prompt) {
+            Some((from, to)) => (from.to_owned(), to.to_owned(), Swap::Rename),
             None => {
                 let (from, to, quoted) = replaced_words(prompt)?;
                 let in_code = fit_for_code(&from, &to, quoted);
-                (from, to, true, in_code)
+                (from, to, Swap::Replace { in_code })
             }
         };
         let (from, to) = (from.as_str(), to.as_str());
@@ -63,13 +62,8 @@ impl RewriteEdits {
             paths.dedup();
             paths
         };
-        let any_file = written_as_code(from);
         for path in paths {
-            let fits = match words {
-                true => in_code || !is_code_file(&path),
-                false => any_file || is_code_file(&path),
-            };
-            if !fits {
+            if !swap.fits(from, &path) {
                 continue;
             }
             let Some((path, resolved, old)) = self.file(&path).await else {
@@ -78,11 +72,7 @@ impl RewriteEdits {
             if self.state().renamed.contains(&resolved) {
                 continue;
             }
-            let new = match words {
-                true => replaced_text(&old, from, to, !is_code_file(&path)),
-                false => renamed_text(&old, from, to),
-            };
-            let Some(new) = new else {
+            let Some(new) = swap.text(&old, from, to, &path) else {
                 continue;
             };
             let shown = shown_path(&self.workspace, &resolved, &path);
@@ -94,12 +84,56 @@ impl RewriteEdits {
                 note: format!(
                     "[saki made this edit: the request {verb} {from} {by} {to}, and {shown} \
                      still had {from}. Tell the person in one sentence what changed.]",
-                    verb = if words { "replaces" } else { "renames" },
-                    by = if words { "with" } else { "to" },
+                    verb = swap.verb(),
+                    by = swap.by(),
                 ),
             });
         }
         None
+    }
+}
+
+/// A name renamed, or a word replaced.
+#[derive(Debug, Clone, Copy)]
+enum Swap {
+    Rename,
+    /// `in_code`: whether it may be made in files of code too (see `fit_for_code`).
+    Replace {
+        in_code: bool,
+    },
+}
+
+impl Swap {
+    /// Whether the swap of `from` is made in the file `path`: a rename in code, or
+    /// anywhere for a name written as code; a replacement outside code, or anywhere
+    /// when fit for code.
+    fn fits(self, from: &str, path: &str) -> bool {
+        match self {
+            Swap::Rename => written_as_code(from) || is_code_file(path),
+            Swap::Replace { in_code } => in_code || !is_code_file(path),
+        }
+    }
+
+    /// `old`, the text of `path`, with the swap made; nothing when it holds no `from`.
+    fn text(self, old: &str, from: &str, to: &str, path: &str) -> Option<String> {
+        match self {
+            Swap::Rename => renamed_text(old, from, to),
+            Swap::Replace { .. } => replaced_text(old, from, to, !is_code_file(path)),
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Swap::Rename => "renames",
+            Swap::Replace { .. } => "replaces",
+        }
+    }
+
+    fn by(self) -> &'static str {
+        match self {
+            Swap::Rename => "to",
+            Swap::Replace { .. } => "with",
+        }
     }
 }
 
@@ -287,8 +321,6 @@ const AFTER_REPLACEMENT: &[&str] = &[
     "too",
 ];
 
-/// What `prompt` replaces and with what: "replace [every] X with|by Y" (see the
-/// module's documentation).
 /// Whether a replacement of `from` by `to` may be made in files of code too: both
 /// quoted in the request, both names written as code, or both numbers. "Replace the
 /// print with logging" names a rewrite of the calls, not a word to swap: `logging(x)`
@@ -298,6 +330,8 @@ fn fit_for_code(from: &str, to: &str, quoted: bool) -> bool {
     quoted || (written_as_code(from) && written_as_code(to)) || (number(from) && number(to))
 }
 
+/// What `prompt` replaces and with what: "replace [every] X with|by Y" (see the
+/// module's documentation), and whether both were quoted.
 pub(super) fn replaced_words(prompt: &str) -> Option<(String, String, bool)> {
     if !crate::intent::read_intent(prompt).change {
         return None;
@@ -315,29 +349,23 @@ pub(super) fn replaced_words(prompt: &str) -> Option<(String, String, bool)> {
             }
             rest = after;
         }
-        let (from, after, from_quoted) = phrase(rest)?;
+        let (from, after) = phrase(rest)?;
         let (by, after) = split_word(after)?;
         if !matches!(by.to_ascii_lowercase().as_str(), "with" | "by") {
             continue;
         }
-        let (to, after, quoted) = phrase(after)?;
-        let whole = quoted
+        let (to, after) = phrase(after)?;
+        let whole = to.closed
             || after.is_empty()
-            || to_ends_a_sentence(rest, after)
             || split_word(after).is_some_and(|(next, _)| {
                 AFTER_REPLACEMENT.contains(&next.to_ascii_lowercase().as_str())
             });
-        if whole && from != to && !from.is_empty() && !to.is_empty() {
-            return Some((from.to_owned(), to.to_owned(), from_quoted && quoted));
+        if whole && from.text != to.text && !from.text.is_empty() && !to.text.is_empty() {
+            let quoted = from.quoted && to.quoted;
+            return Some((from.text.to_owned(), to.text.to_owned(), quoted));
         }
     }
     None
-}
-
-/// Whether the text just before `after` in `all` closes a clause (`.`, `,`, `;`, `:`).
-fn to_ends_a_sentence(all: &str, after: &str) -> bool {
-    let before = &all[..all.len() - after.len()];
-    before.trim_end().ends_with(['.', ',', ';', ':', '!', '?'])
 }
 
 /// The first word of `text` (blanks around it dropped) and the text after it.
@@ -350,22 +378,44 @@ fn split_word(text: &str) -> Option<(&str, &str)> {
     Some((&text[..end], text[end..].trim_start()))
 }
 
-/// A quoted phrase (`'…'`, `"…"`, `` `…` ``) or one word, without its quotes or closing
-/// marks, the text after it, and whether it was quoted.
-fn phrase(text: &str) -> Option<(&str, &str, bool)> {
+/// A phrase of a request: a quoted one or one word.
+struct Phrase<'a> {
+    /// Without its quotes or closing marks.
+    text: &'a str,
+    quoted: bool,
+    /// Whether it is quoted or closes a clause (`the,`, `color.`): nothing after it
+    /// belongs to it.
+    closed: bool,
+}
+
+/// The phrase `text` starts with (`'…'`, `"…"`, `` `…` ``, or one word) and the text
+/// after it.
+fn phrase(text: &str) -> Option<(Phrase<'_>, &str)> {
     let text = text.trim_start();
     let quote = text.chars().next()?;
     if matches!(quote, '\'' | '"' | '`') {
         let inner = &text[1..];
         let end = inner.find(quote)?;
+        let after = inner[end + 1..].trim_start_matches([',', '.', ';']);
+        let text = &inner[..end];
         return Some((
-            &inner[..end],
-            inner[end + 1..].trim_start_matches([',', '.', ';']),
-            true,
+            Phrase {
+                text,
+                quoted: true,
+                closed: true,
+            },
+            after,
         ));
     }
     let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
-    Some((bare_word(&text[..word_end]), &text[word_end..], false))
+    let word = &text[..word_end];
+    let closed = word.ends_with(['.', ',', ';', ':', '!', '?']);
+    let phrase = Phrase {
+        text: bare_word(word),
+        quoted: false,
+        closed,
+    };
+    Some((phrase, &text[word_end..]))
 }
 
 #[cfg(test)]

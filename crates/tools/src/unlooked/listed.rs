@@ -26,10 +26,6 @@ const ABOUT_A_DIRECTORY: &[&str] = &[
     "folder",
     "folders",
     "dir",
-    "contents",
-    "entries",
-    "inside",
-    "holds",
     "contain",
     "contains",
     "containing",
@@ -96,7 +92,10 @@ fn has_other_words(prompt: &str, dir: &str) -> bool {
     let dir_words = lower_words(dir);
     distinctive_words(prompt).iter().any(|word| {
         let word = word.to_lowercase();
-        !dir_words.contains(&word) && !ABOUT_A_DIRECTORY.contains(&word.as_str())
+        let word = word.as_str();
+        !dir_words.iter().any(|w| w == word)
+            && !LISTING.contains(&word)
+            && !ABOUT_A_DIRECTORY.contains(&word)
     })
 }
 
