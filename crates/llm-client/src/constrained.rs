@@ -9,7 +9,7 @@
 //! its OpenAI-compatible endpoint) makes them impossible instead.
 //!
 //! The request is the prompted one ([`crate::prompted::rewrite`]) with one more sentence
-//! after the tool list, so the prompt prefix is stable; the reply is decoded by
+//! after its call format, so the prompt prefix is stable; the reply is decoded by
 //! [`AnswerUnwrap`]: an answer object becomes its text, a call stays the JSON text that
 //! the worker's recovery turns into a call, as it does in prompted mode.
 
@@ -25,14 +25,10 @@ pub const ANSWER_INSTRUCTION: &str =
 /// an answer when the request asks for text). A request that already asks for its own
 /// schema (`saki exec --output-schema`) keeps it, and is only prompted.
 pub fn rewrite(request: &Request) -> Request {
-    let mut prompted = crate::prompted::rewrite(request);
     if request.tools.is_empty() || request.response_schema.is_some() {
-        return prompted;
+        return crate::prompted::rewrite(request);
     }
-    if let Some(system) = prompted.system.as_mut() {
-        system.push_str("\n\n");
-        system.push_str(ANSWER_INSTRUCTION);
-    }
+    let mut prompted = crate::prompted::rewrite_with(request, Some(ANSWER_INSTRUCTION));
     let calls = request.tool_choice != ToolChoice::None;
     prompted.response_schema = Some(schema(request, calls));
     prompted

@@ -25,6 +25,16 @@ fn each_reply_is_a_call_of_an_offered_tool_or_an_answer() {
     assert!(rewritten.tools.is_empty(), "the tools are in the prompt");
     let system = rewritten.system.unwrap();
     assert!(system.ends_with(ANSWER_INSTRUCTION), "{system}");
+    // After the session's facts, with the call format: the last words before the
+    // conversation.
+    let mut with_facts = request(ToolChoice::Auto);
+    with_facts.system = Some(format!(
+        "You are saki.{}Workspace: /w.",
+        crate::prompted::SESSION_FACTS
+    ));
+    let system = rewrite(&with_facts).system.unwrap();
+    let facts_at = system.find(crate::prompted::SESSION_FACTS).unwrap();
+    assert!(system[facts_at..].ends_with(ANSWER_INSTRUCTION), "{system}");
     let schema = rewritten.response_schema.unwrap().schema;
     let shapes = schema["anyOf"].as_array().unwrap();
     assert_eq!(shapes.len(), 2);

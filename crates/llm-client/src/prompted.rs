@@ -12,7 +12,13 @@
 //! text-call recovery turns them into calls, as it does for any text call.
 //!
 //! The rewrite is deterministic: the same request gives the same bytes, so the system
-//! prompt with its tool list is a stable prefix for the server's prompt cache.
+//! prompt with its tool list is a stable prefix for the server's prompt cache. The tool
+//! list goes before the session's own facts ([`SESSION_FACTS`]): the workspace, the date
+//! and the files at session start differ from one session to the next, and a local server
+//! re-reads everything after the first byte that differs (about 750 tokens of tools, nine
+//! seconds on two cores, before each session's first answer). The call format stays last,
+//! after the facts, as Qwen2.5's own template has it: the words a small model reads just
+//! before the conversation.
 
 use crate::request::{ContentPart, Message, Request, Role, ToolChoice};
 use serde::{Deserialize, Serialize};
@@ -47,7 +53,8 @@ impl ToolCalling {
 /// The instructions after the tool list, in the words of Qwen2.5's template with its tags
 /// taken out (the form small models of that family write).
 const TOOLS_HEAD: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-const TOOLS_TAIL: &str = "</tools>\n\nTo call a function, reply with only a JSON object with the function name and arguments:\n{\"name\": <function-name>, \"arguments\": <args-json-object>}";
+const TOOLS_END: &str = "</tools>";
+const CALL_FORMAT: &str = "To call a function, reply with only a JSON object with the function name and arguments:\n{\"name\": <function-name>, \"arguments\": <args-json-object>}";
 
 /// Ends every run of tool results: without it a small model answers each result with
 /// another call.
@@ -57,10 +64,21 @@ pub const REPLY_AFTER_RESULTS: &str = "Reply to the user in plain text using thi
 /// "none"), since there is no tool list whose use the server could forbid.
 pub const NO_CALL_NOW: &str = "Answer in plain text now; do not call a function.";
 
+/// Where a system prompt's facts about its own session begin (the workspace, the date,
+/// the files, project instructions). What comes before is the same for every session;
+/// the prompted tool list is put there, so a server's prompt cache keeps it.
+pub const SESSION_FACTS: &str = "\n\n# Session\n";
+
 /// `request` with its tools moved into the system prompt and its tool traffic written
 /// as text: calls as `{"name": …, "arguments": …}` lines in the assistant's text, results
 /// as `<tool_response>` blocks in the user's.
 pub fn rewrite(request: &Request) -> Request {
+    rewrite_with(request, None)
+}
+
+/// [`rewrite`], with `after_tools` (more instructions about the reply's form) after the
+/// call format.
+pub(crate) fn rewrite_with(request: &Request, after_tools: Option<&str>) -> Request {
     // Named field by field so that a new request field is a decision here, not a default.
     let Request {
         model,
@@ -88,11 +106,17 @@ pub fn rewrite(request: &Request) -> Request {
             block.push_str(&neutralize(&definition.to_string()));
         }
         block.push('\n');
-        block.push_str(TOOLS_TAIL);
-        system = Some(match system {
-            Some(system) if !system.is_empty() => format!("{system}\n\n{block}"),
-            _ => block,
-        });
+        block.push_str(TOOLS_END);
+        let mut format = String::from(CALL_FORMAT);
+        if let Some(more) = after_tools {
+            format.push_str("\n\n");
+            format.push_str(more);
+        }
+        system = Some(with_tools(
+            system.as_deref().unwrap_or_default(),
+            &block,
+            &format,
+        ));
         if *tool_choice == ToolChoice::None {
             messages.push(Message::user_text(NO_CALL_NOW));
         }
@@ -108,6 +132,17 @@ pub fn rewrite(request: &Request) -> Request {
         response_schema: response_schema.clone(),
         tool_choice: ToolChoice::Auto,
     }
+}
+
+/// `system` with the tool list after its shared instructions and before its session
+/// facts, and the call `format` last, nearest the conversation.
+fn with_tools(system: &str, list: &str, format: &str) -> String {
+    let (shared, facts) = match system.find(SESSION_FACTS) {
+        Some(at) => system.split_at(at),
+        None => (system, ""),
+    };
+    let head = if shared.is_empty() { "" } else { "\n\n" };
+    format!("{shared}{head}{list}{facts}\n\n{format}")
 }
 
 fn rewrite_message(message: &Message) -> Message {

@@ -86,6 +86,24 @@ fn tools_move_into_the_system_prompt_after_it() {
 }
 
 #[test]
+fn tools_go_before_the_session_facts() {
+    let mut req = request();
+    let facts = format!("{SESSION_FACTS}Workspace: /a. Files: x.py\n\n# Project instructions");
+    req.system = Some(format!("You are saki.{facts}"));
+    let one = rewrite(&req).system.unwrap_or_default();
+    assert!(one.starts_with("You are saki.\n\n# Tools\n"), "{one}");
+    // The facts, then the call format last, nearest the conversation.
+    let shared = one.find(SESSION_FACTS).unwrap();
+    assert!(one[shared..].starts_with(&facts), "{one}");
+    assert!(one.ends_with("<args-json-object>}"), "{one}");
+    assert!(one[..shared].ends_with("</tools>"), "{one}");
+    // Another session's facts leave the instructions and tools byte for byte as they were.
+    req.system = Some(format!("You are saki.{SESSION_FACTS}Workspace: /b."));
+    let other = rewrite(&req).system.unwrap_or_default();
+    assert_eq!(other[..shared], one[..shared]);
+}
+
+#[test]
 fn calls_become_json_lines_in_the_assistant_text() {
     let out = rewrite(&request());
     assert_eq!(

@@ -169,9 +169,10 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
         Some((branch, false)) => format!("git branch {branch} (clean)"),
         None => "not a git repository".to_owned(),
     };
+    // The instructions first and the session's facts after them: a local server keeps the
+    // prefix every session shares in its prompt cache (prompted tools go between the two).
     let mut prompt = format!(
         "You are saki, a coding agent in the user's terminal.\n\
-         Workspace: {cwd} ({os}, {git}). Today is {date}.\n\
          \n\
          Rules:\n\
          - Look before you answer: use read_file, ls, glob and grep to inspect files; do not guess their contents.\n\
@@ -180,13 +181,16 @@ pub fn system_prompt(facts: &WorkspaceFacts, instructions: &str) -> String {
          - Paths are relative to the workspace. Call independent tools together.\n\
          - When a tool fails, read its message and adjust; do not repeat the same call.\n\
          - Once a tool result answers the question, stop calling tools and reply.\n\
-         - Answer briefly and plainly. Say what you changed.",
+         - Answer briefly and plainly. Say what you changed.\
+         {session}\
+         Workspace: {cwd} ({os}, {git}). Today is {date}.",
+        session = saki_llm_client::prompted::SESSION_FACTS,
         cwd = facts.cwd,
         os = facts.os,
         date = facts.date,
     );
     if let Some(files) = facts.files.line() {
-        prompt.push_str("\n\n");
+        prompt.push('\n');
         prompt.push_str(&files);
     }
     if !instructions.is_empty() {
@@ -237,9 +241,15 @@ mod tests {
         };
         let p = system_prompt(&facts, "");
         assert!(
-            p.contains("\n\nFiles at session start: a.txt, src/b.rs (and 3 more)"),
+            p.contains("\nFiles at session start: a.txt, src/b.rs (and 3 more)"),
             "{p}"
         );
+        // The facts come after the instructions every session shares, and start where
+        // prompted tool calling puts its tool list.
+        let facts_at = p.find(saki_llm_client::prompted::SESSION_FACTS).unwrap();
+        assert!(p.find("Rules:").unwrap() < facts_at, "{p}");
+        assert!(facts_at < p.find("/w (linux").unwrap(), "{p}");
+        assert!(!p[..facts_at].contains("2026-11-22"), "{p}");
         assert!(
             p.contains("/w (linux, git branch main (uncommitted changes))")
                 && p.contains("2026-11-22")
