@@ -223,6 +223,34 @@ fn a_file_the_request_deletes_is_deleted_when_the_turn_did_not() {
 }
 
 #[test]
+fn a_deletion_leaves_the_files_the_request_does_not_name() {
+    let server = llamacpp(494_032_768);
+    // The model deletes a file beside the one named, by its absolute path, then the one
+    // named.
+    let e = env_with(&[("draft.md", "# Draft\n"), ("notes.md", "keep me\n")]);
+    let other = e.ws.join("notes.md").display().to_string();
+    server.push(Turn::text(format!(
+        "{{\"name\": \"delete_file\", \"arguments\": {{\"path\": \"{other}\"}}}}"
+    )));
+    server.push(Turn::text(
+        "{\"name\": \"delete_file\", \"arguments\": {\"path\": \"draft.md\"}}",
+    ));
+    server.push(Turn::text("draft.md is deleted."));
+    let events = run(&server, &e, "Delete draft.md, it is obsolete.");
+    assert_eq!(file(&e, "notes.md").as_deref(), Some("keep me\n"));
+    assert_eq!(file(&e, "draft.md"), None);
+    assert_eq!(
+        calls(&events),
+        vec!["\"delete_file\" \"denied\"", "\"delete_file\" \"success\""]
+    );
+    let denied = server.requests()[1].body["messages"].to_string();
+    assert!(
+        denied.contains("the request asks to delete draft.md and not notes.md"),
+        "{denied}"
+    );
+}
+
+#[test]
 fn a_file_the_request_names_and_asks_to_remove_as_it_is_deleted() {
     let server = llamacpp(494_032_768);
     server.push(Turn::text("It is unused."));

@@ -213,6 +213,10 @@ const GREETINGS: &str = "def greet(name):\n    return 'Hello, ' + name\n";
 const APP: &str = "from greetings import greet\n\nprint(greet('Ann'))\n";
 const RENAME: &str =
     "Rename the function greet to welcome, in greetings.py and where app.py uses it.";
+/// A rename in words saki does not read as one ("rename X to Y" is made without the
+/// model): the files' new texts are the model's.
+const NEW_NAME: &str =
+    "Change the function greet's name to welcome, in greetings.py and where app.py uses it.";
 
 #[test]
 fn a_file_the_request_names_and_the_turn_left_is_written_whole_when_the_turn_ends() {
@@ -232,7 +236,7 @@ fn a_file_the_request_names_and_the_turn_left_is_written_whole_when_the_turn_end
     ));
     server.push(Turn::text("greet is now welcome in both files."));
     let e = env_with(&[("greetings.py", GREETINGS), ("app.py", APP)]);
-    let events = run(&server, &e, RENAME);
+    let events = run(&server, &e, NEW_NAME);
     let file = |name: &str| std::fs::read_to_string(e.ws.join(name)).unwrap();
     assert_eq!(
         file("app.py"),
@@ -258,6 +262,30 @@ fn a_file_the_request_names_and_the_turn_left_is_written_whole_when_the_turn_end
         .unwrap();
     assert_eq!(own["item"]["status"], "success", "{own}");
     assert_eq!(rewrite_requests(&events), 2);
+}
+
+#[test]
+fn a_models_edit_in_a_rename_is_the_rename_made_in_the_whole_file() {
+    let server = small_model_server();
+    // The model renames one use of three.
+    server.push(Turn::text(
+        "{\"name\": \"edit\", \"arguments\": {\"path\": \"sum.py\", \
+         \"old_string\": \"acc = 0\", \"new_string\": \"total = 0\"}}",
+    ));
+    server.push(Turn::text("acc is now total."));
+    let before = "def add_all(xs):\n    acc = 0\n    for x in xs:\n        acc += x\n    \
+                  return acc\n\n\nprint(add_all([1, 2]))\n";
+    let e = env_with(&[("sum.py", before)]);
+    let events = run(&server, &e, "Rename the variable acc to total in sum.py.");
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("sum.py")).unwrap(),
+        before.replace("acc", "total")
+    );
+    assert_eq!(tool_result(&events)["item"]["status"], "success");
+    // No request for the file's whole new text: the rename is made as asked.
+    assert_eq!(server.requests().len(), 2);
+    let told = server.requests()[1].body["messages"].to_string();
+    assert!(told.contains("the request renames acc to total"), "{told}");
 }
 
 #[test]

@@ -100,8 +100,7 @@ fn a_name_renamed_everywhere_is_renamed_in_each_file_that_uses_it() {
         "MAX_USERS = 50",
         "MAX_MEMBERS = 50",
     )));
-    // The rewrite's answer for config.py.
-    server.push(Turn::text("```\nMAX_MEMBERS = 50\nTIMEOUT = 10\n```"));
+    // The model's edit becomes the rename made in all of config.py (no rewrite asked).
     server.push(Turn::text("Renamed."));
     // After saki's edit of app.py.
     server.push(Turn::text("Renamed in config.py and app.py."));
@@ -118,7 +117,7 @@ fn a_name_renamed_everywhere_is_renamed_in_each_file_that_uses_it() {
         file(&e, "app.py"),
         "from config import MAX_MEMBERS\n\nprint(MAX_MEMBERS, 'MAX_USERS_X')\n"
     );
-    assert_eq!(server.requests().len(), 4);
+    assert_eq!(server.requests().len(), 3);
 }
 
 #[test]

@@ -417,6 +417,22 @@ pub fn read_intent(prompt: &str) -> Intent {
     intent
 }
 
+/// How many words of `prompt` ask for something to go ([`REMOVAL_STEMS`]).
+pub(crate) fn removal_words(prompt: &str) -> usize {
+    let lower = prompt.to_lowercase();
+    let words = words(&lower);
+    (0..words.len())
+        .filter(|&at| {
+            REMOVAL_STEMS.iter().any(|stem| match stem.split_once(' ') {
+                Some((first, second)) => {
+                    words[at] == first && words.get(at + 1).is_some_and(|w| w.starts_with(second))
+                }
+                None => mentions(words[at], &[stem]),
+            })
+        })
+        .count()
+}
+
 /// Whether `word` is a word that asks for a change.
 pub(crate) fn change_word(word: &str) -> bool {
     mentions(word, CHANGE_STEMS)

@@ -244,7 +244,11 @@ impl RewriteEdits {
         let (Some(prompt), Some(path)) = (prompt, path) else {
             return ToolAction::Allow;
         };
-        match self.delete_before_move(&prompt, path).await {
+        let refusal = match self.unasked_deletion(&prompt, path) {
+            Some(why) => Some(why),
+            None => self.delete_before_move(&prompt, path).await,
+        };
+        match refusal {
             Some(why) => ToolAction::Deny(why),
             None => ToolAction::Allow,
         }
@@ -546,6 +550,10 @@ impl Interceptor for RewriteEdits {
         }
         if let Some(settled) = self.settled(&resolved) {
             return model_call_action(call, settled.action(&path, &shown), &old, &prompt);
+        }
+        if let Some((new, note)) = renamed::swapped(&prompt, &shown, &old) {
+            self.state().renamed.push(resolved.clone());
+            return self.replaced(call, &path, resolved, (&old, &new), note);
         }
         let new = match self.ask(&resolved, &shown, &old, &prompt, intent).await {
             Ok(new) => new,

@@ -203,11 +203,28 @@ const PART_OF: &[&str] = &["from", "in", "inside", "out"];
 
 /// The files `prompt` asks to delete, as written: a path right after `delete`, `remove`,
 /// `rm`, `erase` or `unlink`, with at most `the`, `file`, `unused` or `old` between
-/// ("Delete old_helpers.py", "remove the file debug.log"), or the one path the prompt
-/// names when such a word is followed by `it` ("old_helpers.py is not used anymore,
-/// remove it."). Not a part of a file: in "Remove the DEBUG line from settings.py" the
-/// path follows `from`, and "remove it from requirements.txt" takes something out of it.
+/// ("Delete old_helpers.py"), and the paths listed after it ("remove a.log, b.log and
+/// c.log"), or the one path the prompt names when such a word is followed by `it`
+/// ("old_helpers.py is not used anymore, remove it."). Not a part of a file: in "Remove
+/// the DEBUG line from settings.py" the path follows `from`, and "remove it from
+/// requirements.txt" takes something out of it.
 pub(super) fn deleted_files(prompt: &str) -> Vec<&str> {
+    deletions(prompt).0
+}
+
+/// The files `prompt` asks to delete, when nothing else is asked to go: each word of it
+/// that asks for something to go ([`crate::intent::removal_words`]) is one of
+/// [`DELETING`] with files for its object. Asked "Delete old_helpers.py, nothing uses
+/// it.", a 0.5B model deleted `helpers.py`; "Delete old.py and clean up the build folder"
+/// names no file for its second verb, and gives `None`.
+pub(super) fn only_deleted_files(prompt: &str) -> Option<Vec<&str>> {
+    let (files, verbs_with_files) = deletions(prompt);
+    let only = !files.is_empty() && verbs_with_files == crate::intent::removal_words(prompt);
+    only.then_some(files)
+}
+
+/// [`deleted_files`], and how many of the words that ask for deletion name files.
+fn deletions(prompt: &str) -> (Vec<&str>, usize) {
     let tokens = tokens(prompt);
     let mut paths: Vec<&str> = Vec::new();
     for path in tokens
@@ -218,33 +235,59 @@ pub(super) fn deleted_files(prompt: &str) -> Vec<&str> {
             paths.push(path);
         }
     }
+    let file_at = |at: usize| {
+        tokens
+            .get(at)
+            .and_then(|(token, _)| path_word(token).filter(|p| file_like(p)))
+    };
     let mut files = Vec::new();
+    let mut verbs_with_files = 0;
     for (at, (_, word)) in tokens.iter().enumerate() {
         if !DELETING.contains(&word.as_str()) {
             continue;
         }
-        let mut after = tokens[at + 1..]
-            .iter()
-            .skip_while(|(_, word)| BEFORE_FILE.contains(&word.as_str()));
-        let Some((token, word)) = after.next() else {
+        let mut object = at + 1;
+        while tokens
+            .get(object)
+            .is_some_and(|(_, word)| BEFORE_FILE.contains(&word.as_str()))
+        {
+            object += 1;
+        }
+        let Some((_, word)) = tokens.get(object) else {
             continue;
         };
-        let part_of = after
-            .next()
+        let part_of = tokens
+            .get(object + 1)
             .is_some_and(|(_, next)| PART_OF.contains(&next.as_str()));
-        let file = match path_word(token).filter(|p| file_like(p)) {
-            Some(path) => Some(path),
+        let mut named = match file_at(object) {
+            Some(path) => vec![path],
             None if PRONOUNS.contains(&word.as_str()) && !part_of && paths.len() == 1 => {
-                Some(paths[0])
+                vec![paths[0]]
             }
-            None => None,
+            None => continue,
         };
-        if let Some(path) = file.filter(|p| !files.contains(p)) {
-            files.push(path);
+        // The rest of a list: `a.log, b.log and c.log`.
+        let mut next = object + 1;
+        while let Some((_, word)) = tokens.get(next) {
+            if let Some(path) = file_at(next) {
+                named.push(path);
+            } else if !LIST_JOINERS.contains(&word.as_str()) {
+                break;
+            }
+            next += 1;
+        }
+        verbs_with_files += 1;
+        for path in named {
+            if !files.contains(&path) {
+                files.push(path);
+            }
         }
     }
-    files
+    (files, verbs_with_files)
 }
+
+/// Words between the paths of a list.
+const LIST_JOINERS: &[&str] = &["and", "or", "plus", "&", ""];
 
 /// Where a file named `name` goes when moved to `to`: into it when it is a directory.
 pub(super) fn destination(to: &str, name: &str, to_is_dir: bool) -> String {
@@ -392,6 +435,10 @@ mod tests {
             deleted_files("old_helpers.py is not used anymore, remove it."),
             vec!["old_helpers.py"]
         );
+        assert_eq!(
+            deleted_files("Delete a.log, b.log and `c.log`, then run the tests."),
+            vec!["a.log", "b.log", "c.log"]
+        );
         for prompt in [
             "Find requests in setup.py and remove it from requirements.txt.",
             "Compare a.py and b.py, then delete it.",
@@ -400,6 +447,29 @@ mod tests {
             "Remove requests from requirements.txt.",
         ] {
             assert_eq!(deleted_files(prompt), Vec::<&str>::new(), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn only_the_files_a_deletion_names_when_it_names_them_all() {
+        assert_eq!(
+            only_deleted_files("Delete old_helpers.py, nothing uses it."),
+            Some(vec!["old_helpers.py"])
+        );
+        assert_eq!(
+            only_deleted_files("Remove a.log and b.log."),
+            Some(vec!["a.log", "b.log"])
+        );
+        for prompt in [
+            // Something else goes too, or what goes is not named as a file.
+            "Delete old.py and clean up the build folder.",
+            "Delete old.py and get rid of the cache.",
+            "Rename helpers.py to utils.py and delete old.py.",
+            "Delete the build directory.",
+            "Remove the DEBUG line from settings.py.",
+            "Fix app.py.",
+        ] {
+            assert_eq!(only_deleted_files(prompt), None, "{prompt}");
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::new_files::{
     creation_prompt, deleted_files, destination, introduced_paths, moved_file,
-    names_a_directory_only, paths_added_into_files, read_creation, shown_files,
+    names_a_directory_only, only_deleted_files, paths_added_into_files, read_creation, shown_files,
 };
 use super::{named_files, shown_path, RewriteEdits, Settled};
 use crate::fs::Kind;
@@ -166,6 +166,27 @@ impl RewriteEdits {
             "deleting {} now would lose its text: the request moves it to {}, which does \
              not hold it yet. saki moves it when you answer; answer the person.",
             planned.from, planned.dest
+        ))
+    }
+
+    /// Why the model's delete of `path` may not run in a turn whose `prompt` names the
+    /// files it deletes, and not this one (see [`only_deleted_files`]). A file the request
+    /// names without a directory is any file of that name.
+    pub(super) fn unasked_deletion(&self, prompt: &str, path: &str) -> Option<String> {
+        let asked = only_deleted_files(prompt)?;
+        let resolved = self.workspace.resolve(path).ok()?;
+        let named = |file: &&str| {
+            let bare = file.trim_start_matches("./");
+            self.workspace.resolve(bare).is_ok_and(|r| r == resolved)
+                || (!bare.contains('/') && resolved.file_name().is_some_and(|name| name == bare))
+        };
+        if asked.iter().any(named) {
+            return None;
+        }
+        let shown = shown_path(&self.workspace, &resolved, path);
+        Some(format!(
+            "the request asks to delete {} and not {shown}; leave {shown} as it is.",
+            asked.join(", ")
         ))
     }
 

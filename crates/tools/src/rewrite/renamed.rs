@@ -32,14 +32,7 @@ impl RewriteEdits {
     /// it, among the files the request reaches (see the module's documentation); each
     /// file once a turn.
     pub(super) async fn rename_call(&self, prompt: &str) -> Option<OwnCall> {
-        let (from, to, swap) = match renamed_name(prompt) {
-            Some((from, to)) => (from.to_owned(), to.to_owned(), Swap::Rename),
-            None => {
-                let (from, to, quoted) = replaced_words(prompt)?;
-                let in_code = fit_for_code(&from, &to, quoted);
-                (from, to, Swap::Replace { in_code })
-            }
-        };
+        let (from, to, swap) = swap_in(prompt)?;
         let (from, to) = (from.as_str(), to.as_str());
         let named: Vec<String> = {
             let state = self.state();
@@ -91,6 +84,37 @@ impl RewriteEdits {
         }
         None
     }
+}
+
+/// What `prompt` swaps: a name renamed, or a word replaced, with the new one.
+fn swap_in(prompt: &str) -> Option<(String, String, Swap)> {
+    match renamed_name(prompt) {
+        Some((from, to)) => Some((from.to_owned(), to.to_owned(), Swap::Rename)),
+        None => {
+            let (from, to, quoted) = replaced_words(prompt)?;
+            let in_code = fit_for_code(&from, &to, quoted);
+            Some((from, to, Swap::Replace { in_code }))
+        }
+    }
+}
+
+/// `old`, the text of `path`, with the swap `prompt` asks for made, and the note for the
+/// model: what a model's own edit of the file in such a turn becomes. Asked "Rename the
+/// variable n to total in sum.py.", a 0.5B model edited one line of the three that use
+/// it, and the whole new text it was asked for then dropped the file's last line.
+pub(super) fn swapped(prompt: &str, path: &str, old: &str) -> Option<(String, String)> {
+    let (from, to, swap) = swap_in(prompt)?;
+    if !swap.fits(&from, path) {
+        return None;
+    }
+    let new = swap.text(old, &from, &to, path)?;
+    let note = format!(
+        "[saki made this edit in place of the call: the request {verb} {from} {by} {to} in \
+         all of {path}. Tell the person in one sentence what changed.]",
+        verb = swap.verb(),
+        by = swap.by(),
+    );
+    Some((new, note))
 }
 
 /// A name renamed, or a word replaced.
@@ -441,6 +465,26 @@ mod tests {
         ] {
             assert_eq!(renamed_name(prompt), None, "{prompt}");
         }
+    }
+
+    #[test]
+    fn a_models_edit_in_a_swap_becomes_the_swap_of_the_whole_file() {
+        let app = "from greetings import greet\n\nprint(greet('Ann'))\n";
+        let prompt = "Rename the function greet to welcome, in greetings.py and app.py.";
+        let (new, note) = swapped(prompt, "app.py", app).unwrap();
+        assert_eq!(
+            new,
+            app.replace("greet(", "welcome(")
+                .replace("import greet", "import welcome")
+        );
+        assert!(
+            note.contains("renames greet to welcome in all of app.py"),
+            "{note}"
+        );
+        // A plain word is renamed only in code; a file without it is no swap.
+        assert_eq!(swapped(prompt, "notes.md", "greet Ann\n"), None);
+        assert_eq!(swapped(prompt, "b.py", "x = 1\n"), None);
+        assert_eq!(swapped("Fix app.py.", "app.py", app), None);
     }
 
     #[test]
