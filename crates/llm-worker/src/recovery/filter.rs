@@ -161,25 +161,35 @@ fn ends_in_a_loop(text: &str) -> bool {
 /// The longest run of lines whose repetition [`ends_in_a_loop`] sees.
 const LOOP_LINES_MAX: usize = 8;
 
-/// Whether `text` ends in [`REPEAT_SPAN`] bytes that repeat one piece of at most
-/// [`REPEAT_PERIOD_MAX`] bytes: a small model looping inside one line (a JSON string
-/// that writes `# TODO\n\n- write tests\n\n` until the output limit) never ends a line
-/// for [`ends_in_a_loop`] to see.
+/// Whether `text` ends in bytes that repeat one piece of at most [`REPEAT_PERIOD_MAX`]
+/// bytes: over [`REPEAT_SPAN`] bytes, or eight copies (at least [`REPEAT_SPAN_MIN`]
+/// bytes) when the shortest piece repeated is a piece of a line or more. A small model
+/// looping inside one line (a JSON string that writes `# TODO\n\n- write tests\n\n`
+/// until the output limit) never ends a line for [`ends_in_a_loop`] to see; the short
+/// pieces real text repeats (`0, `, `==`, `-`) need the whole span. A 0.5B model's loop of
+/// `- add a new task\n\n` in a file's content ran 25 seconds to the whole span.
 fn ends_in_a_repeat(text: &str) -> bool {
     let bytes = text.as_bytes();
-    let Some(start) = bytes.len().checked_sub(REPEAT_SPAN) else {
-        return false;
+    let periodic = |period: usize, span: usize| {
+        bytes.len().checked_sub(span).is_some_and(|start| {
+            period <= start
+                && bytes[start..]
+                    .iter()
+                    .zip(&bytes[start - period..])
+                    .all(|(a, b)| a == b)
+        })
     };
-    (1..=REPEAT_PERIOD_MAX.min(start)).any(|period| {
-        bytes[start..]
-            .iter()
-            .zip(&bytes[start - period..])
-            .all(|(a, b)| a == b)
-    })
+    let shortest = (1..=REPEAT_PERIOD_MAX).find(|&period| periodic(period, REPEAT_SPAN_MIN));
+    let copies = shortest.is_some_and(|period| {
+        period >= 8 && periodic(period, (8 * period).clamp(REPEAT_SPAN_MIN, REPEAT_SPAN))
+    });
+    copies || (1..=REPEAT_PERIOD_MAX).any(|period| periodic(period, REPEAT_SPAN))
 }
 
 /// Bytes of exact repetition that end an answer (about 250 tokens).
 const REPEAT_SPAN: usize = 1024;
+/// The least: about 64 tokens.
+const REPEAT_SPAN_MIN: usize = 256;
 /// The longest piece whose repetition counts.
 const REPEAT_PERIOD_MAX: usize = 256;
 /// How much text arrives between two looks for a repeat.
