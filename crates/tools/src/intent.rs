@@ -422,14 +422,7 @@ pub(crate) fn removal_words(prompt: &str) -> usize {
     let lower = prompt.to_lowercase();
     let words = words(&lower);
     (0..words.len())
-        .filter(|&at| {
-            REMOVAL_STEMS.iter().any(|stem| match stem.split_once(' ') {
-                Some((first, second)) => {
-                    words[at] == first && words.get(at + 1).is_some_and(|w| w.starts_with(second))
-                }
-                None => mentions(words[at], &[stem]),
-            })
-        })
+        .filter(|&at| REMOVAL_STEMS.iter().any(|stem| stem_at(&words, at, stem)))
         .count()
 }
 
@@ -534,18 +527,23 @@ fn is_question(sentence: &str) -> bool {
 /// words in a row).
 fn mentions(sentence: &str, stems: &[&str]) -> bool {
     let words = words(sentence);
-    stems.iter().any(|stem| match stem.split_once(' ') {
-        Some((first, second)) => words
-            .windows(2)
-            .any(|w| w[0] == first && w[1].starts_with(second)),
+    (0..words.len()).any(|at| stems.iter().any(|stem| stem_at(&words, at, stem)))
+}
+
+/// Whether `words[at]` (and the word after it, for a stem of two words) is `stem`.
+fn stem_at(words: &[&str], at: usize, stem: &str) -> bool {
+    let word = words[at];
+    match stem.split_once(' ') {
+        Some((first, second)) => {
+            word == first && words.get(at + 1).is_some_and(|w| w.starts_with(second))
+        }
         // Short stems take only inflections: `set`, `sets`, `setting`, but not
         // `settings.py`'s first word, which names a file.
-        None if stem.len() <= 3 => words.iter().any(|w| {
-            w.strip_prefix(stem)
-                .is_some_and(|rest| SHORT_ENDINGS.contains(&rest))
-        }),
-        None => words.iter().any(|w| w.starts_with(stem)),
-    })
+        None if stem.len() <= 3 => word
+            .strip_prefix(stem)
+            .is_some_and(|rest| SHORT_ENDINGS.contains(&rest)),
+        None => word.starts_with(stem),
+    }
 }
 
 /// Tools that change files, by what they can do.
